@@ -1,0 +1,34 @@
+// bulleted-appview: parses the subcommand and hands over to its module.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "appview/cli/keys_command.hpp"
+#include "appview/cli/serve_command.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: bulleted-appview <command> [options]\n"
+    "commands:\n"
+    "  serve [--config FILE] [--port N] [--bind ADDR] [--db PATH] ...\n"
+    "                            run the app view\n"
+    "  keys between A B [--n N] [--seed S]\n"
+    "                            print order keys strictly between A and B ('-' = open)\n"
+    "  keys validate KEY...      print 'ok' or 'invalid: <reason>' for each key\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
+    (words.empty() ? std::cerr : std::cout) << kUsage;
+    return words.empty() ? 2 : 0;
+  }
+  const std::string command = words[0];
+  const std::vector<std::string> rest(words.begin() + 1, words.end());
+  if (command == "keys") return bulleted::cli::run_keys_command(rest, std::cout, std::cerr);
+  if (command == "serve") return bulleted::cli::run_serve_command(rest, std::cout, std::cerr);
+  std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}

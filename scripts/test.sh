@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds, and runs every test. Exits non-zero
+# when any test fails. This is the README's test command and what CI runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+cd "${BUILD_DIR:-build}"
+ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900

@@ -1,0 +1,70 @@
+// The bulleted-appview binary, run as a user would: exit statuses and output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "ordering/order_key.hpp"
+
+namespace {
+
+struct CommandResult {
+  int status;
+  std::string out;
+};
+
+CommandResult run(const std::string& arguments) {
+  const std::string command = std::string(BULLETED_BINARY) + " " + arguments + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
+  std::string out;
+  std::array<char, 4096> buffer;
+  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+TEST(KeysCommand, BetweenWithSeedMatchesTheLibrary) {
+  const CommandResult r = run("keys between a0 a1 --n 5 --seed 42");
+  ASSERT_EQ(r.status, 0);
+  auto jitter = bulleted::ordering::Mulberry32::from_seed(42);
+  auto keys = bulleted::ordering::n_between("a0", "a1", 5, jitter);
+  std::string expected;
+  for (const auto& key : *keys) expected += key + "\n";
+  EXPECT_EQ(r.out, expected);
+}
+
+TEST(KeysCommand, OpenEnds) {
+  EXPECT_EQ(run("keys between - -").out, "a0\n");
+  EXPECT_EQ(run("keys between - - --n 3").out, "a0\na1\na2\n");
+  EXPECT_EQ(run("keys between - a0").out, "Zz\n");
+  EXPECT_EQ(run("keys between az -").out, "b00\n");
+}
+
+TEST(KeysCommand, BetweenErrorsExitOne) {
+  EXPECT_EQ(run("keys between a1 a0").status, 1);
+  EXPECT_EQ(run("keys between a00 -").status, 1);
+}
+
+TEST(KeysCommand, BadArgumentsExitTwo) {
+  EXPECT_EQ(run("keys between a0").status, 2);
+  EXPECT_EQ(run("keys between a0 a1 --n zero").status, 2);
+  EXPECT_EQ(run("keys between a0 a1 --seed -1").status, 2);
+  EXPECT_EQ(run("keys between a0 a1 --bogus 1").status, 2);
+  EXPECT_EQ(run("keys validate").status, 2);
+  EXPECT_EQ(run("keys frobnicate").status, 2);
+  EXPECT_EQ(run("nonsense").status, 2);
+}
+
+TEST(KeysCommand, ValidateReportsEachKey) {
+  const CommandResult r = run("keys validate a0 a00 b0 Zz");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "ok\ninvalid: fraction ends in '0'\n"
+            "invalid: integer part shorter than its head says (3 bytes)\nok\n");
+  EXPECT_EQ(run("keys validate a0 a1V").status, 0);
+}
+
+}  // namespace
