@@ -21,12 +21,84 @@ constexpr std::array<std::int8_t, 256> kDigitValue = [] {
 
 inline int digit_value(char c) { return kDigitValue[static_cast<unsigned char>(c)]; }
 
-KeyError make_error(KeyErrorCode code, std::string message) {
-  return KeyError{code, std::move(message)};
-}
+// Generation writes into one caller-owned string and reports failure as a
+// code: keys are short, and moving them through temporaries cost more than
+// computing them.
+using Status = std::optional<KeyErrorCode>;
+constexpr Status kOk = std::nullopt;
 
 // Where the fraction starts; REQUIRES: `key` is valid.
 inline std::size_t fraction_start(std::string_view key) { return integer_width(key[0]); }
+
+// The common case of invalid_reason without building a reason.
+bool fast_valid(std::string_view key) {
+  if (key.empty() || key.size() > kMaxKeyBytes) return false;
+  int bad = 0;
+  for (char c : key) bad |= digit_value(c);
+  const std::size_t width = integer_width(key[0]);
+  if (bad < 0 || width == 0 || key.size() < width) return false;
+  if (key.size() == width) return key != kReservedInteger;
+  return key.back() != '0';
+}
+
+// An integer part alone: the right width for its head, base-62 digits. The
+// reserved smallest integer counts (it is a valid prefix).
+bool is_integer_part(std::string_view integer) {
+  if (integer.empty() || integer.size() != integer_width(integer[0])) return false;
+  return std::all_of(integer.begin(), integer.end(), [](char c) { return digit_value(c) >= 0; });
+}
+
+// Replaces the integer part `integer` by its successor. REQUIRES: an integer
+// part. Fails (leaving `integer` unspecified) past the largest integer.
+Status step_up(std::string& integer) {
+  for (std::size_t i = integer.size() - 1; i >= 1; --i) {
+    const int d = digit_value(integer[i]) + 1;
+    if (d < kBase) {
+      integer[i] = kDigitChars[d];
+      return kOk;
+    }
+    integer[i] = '0';
+  }
+  // Every digit carried: the head moves up one width step.
+  const char head = integer[0];
+  if (head == 'Z') {
+    integer.assign(kOriginKey);
+    return kOk;
+  }
+  if (head == 'z') return KeyErrorCode::kExhausted;
+  integer[0] = static_cast<char>(head + 1);
+  if (integer[0] > 'a') {
+    integer.push_back('0');
+  } else {
+    integer.pop_back();
+  }
+  return kOk;
+}
+
+// Replaces the integer part `integer` by its predecessor (mirror of step_up).
+Status step_down(std::string& integer) {
+  for (std::size_t i = integer.size() - 1; i >= 1; --i) {
+    const int d = digit_value(integer[i]) - 1;
+    if (d >= 0) {
+      integer[i] = kDigitChars[d];
+      return kOk;
+    }
+    integer[i] = 'z';
+  }
+  const char head = integer[0];
+  if (head == 'a') {
+    integer.assign("Zz");
+    return kOk;
+  }
+  if (head == 'A') return KeyErrorCode::kExhausted;
+  integer[0] = static_cast<char>(head - 1);
+  if (integer[0] < 'Z') {
+    integer.push_back('z');
+  } else {
+    integer.pop_back();
+  }
+  return kOk;
+}
 
 // The branching digit: uniform over the middle half of the open interval.
 inline char branching_digit(int lo, int hi, RandomSource& jitter) {
@@ -67,102 +139,107 @@ void append_midpoint(std::string& out, std::string_view a, bool bounded, std::st
   }
 }
 
-KeyResult<std::string> checked_length(std::string key) {
-  if (key.size() > kMaxKeyBytes) {
-    return std::unexpected(make_error(KeyErrorCode::kExhausted,
-                                      "no key of at most 512 bytes fits between the neighbours"));
-  }
-  return key;
+Status within_cap(const std::string& key) {
+  return key.size() > kMaxKeyBytes ? Status(KeyErrorCode::kExhausted) : kOk;
 }
 
-KeyResult<void> require_valid(std::string_view key, const char* which) {
-  if (auto reason = invalid_reason(key)) {
-    return std::unexpected(
-        make_error(KeyErrorCode::kInvalidKey, std::string(which) + " key: " + *reason));
-  }
-  return {};
-}
-
-// Prepend: a key below `b` (valid).
-KeyResult<std::string> key_before(std::string_view b, RandomSource& jitter) {
+// Prepend: a key below `b` (valid) into `out`.
+Status key_before(std::string_view b, RandomSource& jitter, std::string& out) {
   const std::string_view ib = b.substr(0, fraction_start(b));
   const std::string_view fb = b.substr(ib.size());
-  std::string out;
+  out.assign(ib);
   if (ib == kReservedInteger) {
-    out.assign(ib);
     append_midpoint(out, {}, true, fb, jitter);
-    return checked_length(std::move(out));
+    return within_cap(out);
   }
-  if (!fb.empty()) return std::string(ib);
-  auto dec = decrement_integer(ib);
-  if (!dec) return std::unexpected(dec.error());
-  if (*dec == kReservedInteger) {
-    out.assign(kReservedInteger);
-    append_midpoint(out, {}, false, {}, jitter);
-    return out;
-  }
-  return dec;
+  if (!fb.empty()) return kOk;
+  if (auto failed = step_down(out)) return failed;
+  // Never the reserved key itself: a fraction under it instead.
+  if (out == kReservedInteger) append_midpoint(out, {}, false, {}, jitter);
+  return kOk;
 }
 
-// Append: a key above `a` (valid).
-KeyResult<std::string> key_after(std::string_view a, RandomSource& jitter) {
+// Append: a key above `a` (valid) into `out`.
+Status key_after(std::string_view a, RandomSource& jitter, std::string& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
-  if (auto inc = increment_integer(ia)) return inc;
-  std::string out(ia);
+  out.assign(ia);
+  if (!step_up(out)) return kOk;
+  // Past the largest integer: a fraction.
+  out.assign(ia);
   append_midpoint(out, a.substr(ia.size()), false, {}, jitter);
-  return checked_length(std::move(out));
+  return within_cap(out);
 }
 
-// Both ends given (valid, a < b).
-KeyResult<std::string> key_between(std::string_view a, std::string_view b, RandomSource& jitter) {
+// Both ends given (valid, a < b) into `out`.
+Status key_between(std::string_view a, std::string_view b, RandomSource& jitter,
+                   std::string& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
   const std::string_view ib = b.substr(0, fraction_start(b));
-  std::string out(ia);
+  out.assign(ia);
   if (ia == ib) {
     append_midpoint(out, a.substr(ia.size()), true, b.substr(ib.size()), jitter);
-    return checked_length(std::move(out));
+    return within_cap(out);
   }
-  if (auto inc = increment_integer(ia); inc && *inc < b) return inc;
+  if (!step_up(out) && std::string_view(out) < b) return kOk;
+  out.assign(ia);
   append_midpoint(out, a.substr(ia.size()), false, {}, jitter);
-  return checked_length(std::move(out));
+  return within_cap(out);
 }
 
 // Both ends given and checked; appends n ascending keys to `out`: the middle
 // key is drawn first, then the left half, then the right half.
-KeyResult<void> spread_between(std::string_view a, std::string_view b, std::size_t n,
-                               RandomSource& jitter, std::vector<std::string>& out) {
-  if (n == 0) return {};
-  auto mid = key_between(a, b, jitter);
-  if (!mid) return std::unexpected(mid.error());
-  const std::string middle = std::move(*mid);
+Status spread_between(std::string_view a, std::string_view b, std::size_t n,
+                      RandomSource& jitter, std::vector<std::string>& out) {
+  if (n == 0) return kOk;
+  std::string middle;
+  if (auto failed = key_between(a, b, jitter, middle)) return failed;
   const std::size_t left = n / 2;
-  if (auto r = spread_between(a, middle, left, jitter, out); !r) return r;
+  if (auto failed = spread_between(a, middle, left, jitter, out)) return failed;
   out.push_back(middle);
   return spread_between(middle, b, n - left - 1, jitter, out);
 }
 
-KeyResult<void> check_bounds(std::optional<std::string_view> a, std::optional<std::string_view> b) {
-  if (a) {
-    if (auto r = require_valid(*a, "lower"); !r) return r;
-  }
-  if (b) {
-    if (auto r = require_valid(*b, "upper"); !r) return r;
-  }
-  if (a && b && *a >= *b) {
-    return std::unexpected(
-        make_error(KeyErrorCode::kOutOfOrder, "lower key is not below upper key"));
-  }
-  return {};
+KeyError make_error(KeyErrorCode code, std::string message) {
+  return KeyError{code, std::move(message)};
 }
 
-// An integer part alone: the right width for its head, base-62 digits. The
-// reserved smallest integer counts (it is a valid prefix).
-bool is_integer_part(std::string_view integer) {
-  if (integer.empty() || integer.size() != integer_width(integer[0])) return false;
-  for (char c : integer) {
-    if (digit_value(c) < 0) return false;
+KeyError generation_error(KeyErrorCode code) {
+  if (code == KeyErrorCode::kExhausted) {
+    return make_error(code, "no key of at most 512 bytes fits between the neighbours");
   }
-  return true;
+  return make_error(code, std::string(error_name(code)));
+}
+
+std::optional<KeyError> check_key(std::string_view key, const char* which) {
+  if (fast_valid(key)) return std::nullopt;
+  return make_error(KeyErrorCode::kInvalidKey,
+                    std::string(which) + " key: " + invalid_reason(key).value_or("invalid"));
+}
+
+std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
+                                     std::optional<std::string_view> b) {
+  if (a) {
+    if (auto error = check_key(*a, "lower")) return error;
+  }
+  if (b) {
+    if (auto error = check_key(*b, "upper")) return error;
+  }
+  if (a && b && *a >= *b) {
+    return make_error(KeyErrorCode::kOutOfOrder, "lower key is not below upper key");
+  }
+  return std::nullopt;
+}
+
+// One key for checked bounds into `out`.
+Status generate(std::optional<std::string_view> a, std::optional<std::string_view> b,
+                RandomSource& jitter, std::string& out) {
+  if (!a && !b) {
+    out.assign(kOriginKey);
+    return kOk;
+  }
+  if (!a) return key_before(*b, jitter, out);
+  if (!b) return key_after(*a, jitter, out);
+  return key_between(*a, *b, jitter, out);
 }
 
 }  // namespace
@@ -213,26 +290,7 @@ KeyResult<std::string> increment_integer(std::string_view integer) {
     return std::unexpected(make_error(KeyErrorCode::kInvalidKey, "not an integer part"));
   }
   std::string out(integer);
-  for (std::size_t i = out.size() - 1; i >= 1; --i) {
-    const int d = digit_value(out[i]) + 1;
-    if (d < kBase) {
-      out[i] = kDigitChars[d];
-      return out;
-    }
-    out[i] = '0';
-  }
-  // Every digit carried: the head moves up one width step.
-  const char head = out[0];
-  if (head == 'Z') return std::string(kOriginKey);
-  if (head == 'z') {
-    return std::unexpected(make_error(KeyErrorCode::kExhausted, "largest integer"));
-  }
-  out[0] = static_cast<char>(head + 1);
-  if (out[0] > 'a') {
-    out.push_back('0');
-  } else {
-    out.pop_back();
-  }
+  if (step_up(out)) return std::unexpected(make_error(KeyErrorCode::kExhausted, "largest integer"));
   return out;
 }
 
@@ -241,74 +299,51 @@ KeyResult<std::string> decrement_integer(std::string_view integer) {
     return std::unexpected(make_error(KeyErrorCode::kInvalidKey, "not an integer part"));
   }
   std::string out(integer);
-  for (std::size_t i = out.size() - 1; i >= 1; --i) {
-    const int d = digit_value(out[i]) - 1;
-    if (d >= 0) {
-      out[i] = kDigitChars[d];
-      return out;
-    }
-    out[i] = 'z';
-  }
-  const char head = out[0];
-  if (head == 'a') return std::string("Zz");
-  if (head == 'A') {
+  if (step_down(out)) {
     return std::unexpected(make_error(KeyErrorCode::kExhausted, "smallest integer"));
-  }
-  out[0] = static_cast<char>(head - 1);
-  if (out[0] < 'Z') {
-    out.push_back('z');
-  } else {
-    out.pop_back();
   }
   return out;
 }
 
 KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<std::string_view> b,
                                RandomSource& jitter) {
-  if (auto r = check_bounds(a, b); !r) return std::unexpected(r.error());
-  if (!a && !b) return std::string(kOriginKey);
-  if (!a) return key_before(*b, jitter);
-  if (!b) return key_after(*a, jitter);
-  return key_between(*a, *b, jitter);
+  // One result object, returned by name on every path, so the key is built
+  // in place and never moved.
+  KeyResult<std::string> result(std::in_place);
+  if (auto error = check_bounds(a, b)) {
+    result = std::unexpected(std::move(*error));
+  } else if (auto failed = generate(a, b, jitter, *result)) {
+    result = std::unexpected(generation_error(*failed));
+  }
+  return result;
 }
 
 KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
-                                              std::optional<std::string_view> b, std::size_t n,
-                                              RandomSource& jitter) {
-  if (auto r = check_bounds(a, b); !r) return std::unexpected(r.error());
+                                              std::optional<std::string_view> b,
+                                              std::size_t n, RandomSource& jitter) {
+  if (auto error = check_bounds(a, b)) return std::unexpected(std::move(*error));
   std::vector<std::string> out;
   out.reserve(n);
+  Status failed = kOk;
   if (a && b) {
-    if (auto r = spread_between(*a, *b, n, jitter, out); !r) return std::unexpected(r.error());
-    return out;
-  }
-  if (n == 0) return out;
-  if (!b) {
-    auto first = a ? key_after(*a, jitter) : KeyResult<std::string>(kOriginKey);
-    if (!first) return std::unexpected(first.error());
-    out.push_back(std::move(*first));
-    while (out.size() < n) {
-      auto next = key_after(out.back(), jitter);
-      if (!next) return std::unexpected(next.error());
-      out.push_back(std::move(*next));
+    failed = spread_between(*a, *b, n, jitter, out);
+  } else if (n > 0) {
+    // One open end: successive appends (or prepends, reversed at the end).
+    out.emplace_back();
+    failed = generate(a, b, jitter, out.back());
+    while (!failed && out.size() < n) {
+      out.emplace_back();
+      const std::string& previous = out[out.size() - 2];
+      failed = b ? key_before(previous, jitter, out.back()) : key_after(previous, jitter, out.back());
     }
-    return out;
+    if (b) std::reverse(out.begin(), out.end());
   }
-  // Open lower end: successive prepends, returned ascending.
-  auto first = key_before(*b, jitter);
-  if (!first) return std::unexpected(first.error());
-  out.push_back(std::move(*first));
-  while (out.size() < n) {
-    auto next = key_before(out.back(), jitter);
-    if (!next) return std::unexpected(next.error());
-    out.push_back(std::move(*next));
-  }
-  std::reverse(out.begin(), out.end());
+  if (failed) return std::unexpected(generation_error(*failed));
   return out;
 }
 
 KeyResult<OrderKey> OrderKey::parse(std::string_view raw) {
-  if (auto r = require_valid(raw, "order"); !r) return std::unexpected(r.error());
+  if (auto error = check_key(raw, "order")) return std::unexpected(std::move(*error));
   return OrderKey(std::string(raw));
 }
 
