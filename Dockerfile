@@ -5,7 +5,7 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN ./scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN BULLETED_TESTS=OFF ./scripts/build.sh -DBULLETED_TESTS=OFF -DBULLETED_BENCH=OFF \
+RUN ./scripts/build.sh -DBULLETED_TESTS=OFF -DBULLETED_BENCH=OFF \
  && install -m 0755 build/bulleted-appview /usr/local/bin/bulleted-appview
 VOLUME /data
 EXPOSE 2584
