@@ -13,6 +13,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libexpat1-dev
+  libicu-dev
   curl
 )
 

@@ -1,0 +1,105 @@
+#include "schema/migrations.hpp"
+
+#include <string>
+
+#include "schema/sqlite.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+// Each entry moves the schema from version i to i + 1. Never edit a shipped
+// entry: add a new one.
+constexpr const char* kMigrations[] = {
+    // 1: repos, nodes, tombstones, cursors.
+    R"sql(
+CREATE TABLE repos (
+  did TEXT PRIMARY KEY,
+  rev TEXT,
+  status TEXT NOT NULL DEFAULT 'active',
+  sync_state TEXT NOT NULL DEFAULT 'synced',
+  handle TEXT
+) WITHOUT ROWID;
+
+-- One row per live node. "grp" is the sibling group: at://<did> (top level),
+-- the parent node's AT-URI, or at://<did>#unattached. "sort_key" is the
+-- effective key: the canonical sortKey, or '~' (after every valid key).
+CREATE TABLE nodes (
+  did TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  grp TEXT NOT NULL,
+  sort_key TEXT NOT NULL,
+  cid TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  parent_raw TEXT,
+  sort_key_raw TEXT,
+  text TEXT NOT NULL,
+  note TEXT,
+  completed INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  record TEXT NOT NULL,
+  change_seq INTEGER NOT NULL,
+  UNIQUE (did, rkey)
+);
+CREATE INDEX nodes_children ON nodes (grp, sort_key, rkey);
+CREATE INDEX nodes_changes ON nodes (did, change_seq);
+
+-- The rev of every deleted record, so that a late or replayed older op never
+-- brings it back.
+CREATE TABLE tombstones (
+  did TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  change_seq INTEGER NOT NULL,
+  PRIMARY KEY (did, rkey)
+) WITHOUT ROWID;
+CREATE INDEX tombstones_changes ON tombstones (did, change_seq);
+
+-- Firehose cursors by source, committed with the ops they cover.
+CREATE TABLE cursors (
+  source TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE counters (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO counters (name, value) VALUES ('change_seq', 0);
+)sql",
+};
+
+constexpr int kLatest = static_cast<int>(std::size(kMigrations));
+
+Result<int> user_version(Database& db) {
+  auto stmt = db.prepare("PRAGMA user_version");
+  if (!stmt) return std::unexpected(stmt.error());
+  auto row = (*stmt)->step();
+  if (!row) return std::unexpected(row.error());
+  return static_cast<int>((*stmt)->integer(0));
+}
+
+}  // namespace
+
+int latest_schema_version() { return kLatest; }
+
+Result<void> migrate(Database& db) {
+  auto version = user_version(db);
+  if (!version) return std::unexpected(version.error());
+  if (*version > kLatest) {
+    return fail(ErrorCode::kSchemaTooNew,
+                "the database has schema version " + std::to_string(*version) +
+                    ", newer than this binary's " + std::to_string(kLatest) +
+                    "; run a newer bulleted-appview");
+  }
+  for (int v = *version; v < kLatest; ++v) {
+    auto tx = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!tx) return std::unexpected(tx.error());
+    if (auto r = db.exec(kMigrations[v]); !r) return r;
+    const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
+    if (auto r = db.exec(bump.c_str()); !r) return r;
+    if (auto r = tx->commit(); !r) return r;
+  }
+  return {};
+}
+
+}  // namespace bulleted::schema

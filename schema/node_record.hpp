@@ -1,0 +1,62 @@
+// The app.bulleted.node record: parsed from its JSON form (the AT Protocol
+// data model), validated, and classified for the index.
+//
+// A record that breaks the lexicon (text missing or over its limits, a parent
+// that is not an AT-URI, a bad createdAt) is rejected with a reason. A bad or
+// missing sortKey is not a rejection: the record is kept, its raw key shown,
+// and it sorts after every valid key.
+#pragma once
+
+#include <cstddef>
+#include <expected>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace bulleted::schema {
+
+inline constexpr std::size_t kMaxTextBytes = 100'000;
+inline constexpr std::size_t kMaxTextGraphemes = 10'000;
+// The effective sort key of a record without a canonical sortKey: '~' sorts
+// after every base-62 digit.
+inline constexpr std::string_view kInvalidSortKey = "~";
+
+struct NodeRecord {
+  std::string text;
+  std::optional<std::string> note;
+  std::optional<std::string> parent;    // AT-URI as written
+  std::optional<std::string> sort_key;  // as written, canonical or not
+  bool sort_key_valid = false;
+  bool completed = false;
+  std::string created_at;
+  nlohmann::json facets;  // null when absent; kept for export
+
+  // The key siblings are ordered by: the sortKey when canonical, else "~".
+  std::string_view effective_sort_key() const {
+    return sort_key_valid ? std::string_view(*sort_key) : kInvalidSortKey;
+  }
+};
+
+// Parses and validates a record; the error is a reason for logs and counters.
+std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);
+
+// The record's JSON form, with $type, for storage and for writing to a PDS.
+nlohmann::json to_json(const NodeRecord& record);
+
+// Number of extended grapheme clusters in UTF-8 `text` (Unicode rules, ICU).
+// REQUIRES: valid UTF-8.
+std::size_t count_graphemes(std::string_view text);
+
+// True when `text` is well-formed UTF-8.
+bool is_valid_utf8(std::string_view text);
+
+// The sibling group a record of `did` is filed in: "at://<did>" at the top
+// level, the parent's AT-URI when it names an app.bulleted.node record of the
+// same repo, otherwise the repo's unattached group (nobody can file a bullet
+// into someone else's outline).
+std::string sibling_group(std::string_view did, const std::optional<std::string>& parent);
+std::string root_group(std::string_view did);
+std::string unattached_group(std::string_view did);
+
+}  // namespace bulleted::schema

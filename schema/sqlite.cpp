@@ -1,0 +1,143 @@
+#include "schema/sqlite.hpp"
+
+namespace bulleted::schema {
+
+Error sqlite_error(sqlite3* db, int rc, std::string_view what) {
+  const int primary = rc & 0xFF;
+  const bool transient = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+                         primary == SQLITE_READONLY || primary == SQLITE_FULL ||
+                         primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
+  std::string message(what);
+  message += ": ";
+  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  return Error{transient ? ErrorCode::kUnavailable : ErrorCode::kInternal, std::move(message)};
+}
+
+Statement& Statement::bind(int index, std::string_view text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<std::string>& text) {
+  return text ? bind(index, std::string_view(*text)) : bind_null(index);
+}
+
+Statement& Statement::bind_null(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Result<bool> Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return std::unexpected(sqlite_error(db_, rc, "step"));
+}
+
+Result<void> Statement::run() {
+  while (true) {
+    auto row = step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return {};
+  }
+}
+
+std::string Statement::text(int column) const {
+  const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  if (data == nullptr) return {};
+  return std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return text(column);
+}
+
+std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+Result<std::unique_ptr<Database>> Database::open(const std::string& path, int busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(raw, rc, "opening " + path);
+    sqlite3_close(raw);
+    return std::unexpected(std::move(error));
+  }
+  std::unique_ptr<Database> db(new Database(raw));
+  sqlite3_busy_timeout(raw, busy_timeout_ms);
+  sqlite3_extended_result_codes(raw, 1);
+  if (auto r = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                        "PRAGMA foreign_keys=OFF; PRAGMA temp_store=MEMORY;");
+      !r) {
+    return std::unexpected(r.error());
+  }
+  return db;
+}
+
+Database::~Database() {
+  cache_.clear();
+  sqlite3_close(db_);
+}
+
+Result<Statement*> Database::prepare(const char* sql) {
+  if (auto it = cache_.find(sql); it != cache_.end()) {
+    it->second->reset();
+    return it->second.get();
+  }
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return std::unexpected(sqlite_error(db_, rc, "prepare"));
+  auto [it, inserted] = cache_.emplace(sql, std::make_unique<Statement>(db_, stmt));
+  return it->second.get();
+}
+
+Result<void> Database::exec(const char* sql) {
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    std::string text = message != nullptr ? message : sqlite3_errstr(rc);
+    sqlite3_free(message);
+    Error error = sqlite_error(nullptr, rc, "exec");
+    error.message = "exec: " + text;
+    return std::unexpected(std::move(error));
+  }
+  return {};
+}
+
+Result<Transaction> Transaction::begin(Database& db, Kind kind) {
+  if (auto r = db.exec(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"); !r) {
+    return std::unexpected(r.error());
+  }
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) (void)db_->exec("ROLLBACK");
+}
+
+Result<void> Transaction::commit() {
+  Database* db = db_;
+  db_ = nullptr;
+  auto result = db->exec("COMMIT");
+  // A failed COMMIT (busy, disk full) leaves the transaction open: end it.
+  if (!result) (void)db->exec("ROLLBACK");
+  return result;
+}
+
+}  // namespace bulleted::schema

@@ -1,0 +1,103 @@
+// A thin RAII layer over the SQLite C API: one connection, cached prepared
+// statements with bound parameters, transactions. Every SQL statement of the
+// project goes through here, from schema/ only.
+//
+// A Database is used by one thread at a time (SQLite's own locking handles
+// several connections to one file across threads and processes).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "schema/error.hpp"
+
+namespace bulleted::schema {
+
+// An Error from the connection's last failure; busy, locked, read-only and
+// full disks are kUnavailable (the caller may retry later), the rest kInternal.
+Error sqlite_error(sqlite3* db, int rc, std::string_view what);
+
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Binds by 1-based index. Text is copied by SQLite (SQLITE_TRANSIENT).
+  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, const std::string& text) {
+    return bind(index, std::string_view(text));
+  }
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Statement& bind(int index, bool value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Statement& bind(int index, const std::optional<std::string>& text);
+  Statement& bind_null(int index);
+
+  // Steps once: true when a row is available, false when done.
+  Result<bool> step();
+  // Runs to completion, ignoring rows.
+  Result<void> run();
+
+  std::string text(int column) const;
+  std::optional<std::string> optional_text(int column) const;
+  std::int64_t integer(int column) const;
+  bool is_null(int column) const;
+
+  // Resets bindings and state for reuse; called by Database::prepare.
+  void reset();
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+class Database {
+ public:
+  // Opens (creating if needed) the file at `path` with WAL, synchronous=NORMAL,
+  // foreign keys off and the busy timeout given.
+  static Result<std::unique_ptr<Database>> open(const std::string& path, int busy_timeout_ms);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // A cached statement for `sql` (a string literal), reset and ready to bind.
+  // The reference is valid until the next prepare of the same SQL.
+  Result<Statement*> prepare(const char* sql);
+  // Runs one or more statements without parameters.
+  Result<void> exec(const char* sql);
+
+  sqlite3* handle() const { return db_; }
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  // Keyed by the literal's address: each call site's SQL is prepared once.
+  std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
+};
+
+// BEGIN IMMEDIATE (or DEFERRED for reads) on construction; rolls back on
+// destruction unless committed.
+class Transaction {
+ public:
+  enum class Kind { kRead, kWrite };
+  static Result<Transaction> begin(Database& db, Kind kind);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+  Result<void> commit();
+
+ private:
+  explicit Transaction(Database* db) : db_(db) {}
+  Database* db_;
+};
+
+}  // namespace bulleted::schema

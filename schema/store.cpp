@@ -1,0 +1,328 @@
+// Store: opening, the idempotent apply path, repo state and the dump.
+#include "schema/store.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "schema/migrations.hpp"
+#include "schema/sqlite.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+template <class T>
+std::unexpected<Error> pass(const Result<T>& result) {
+  return std::unexpected(result.error());
+}
+
+// The greater of the rev on the live row and the rev on the tombstone.
+Result<std::optional<std::string>> stored_rev(Database& db, std::string_view did,
+                                              std::string_view rkey) {
+  std::optional<std::string> newest;
+  for (const char* sql : {"SELECT rev FROM nodes WHERE did = ?1 AND rkey = ?2",
+                          "SELECT rev FROM tombstones WHERE did = ?1 AND rkey = ?2"}) {
+    auto stmt = db.prepare(sql);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind(1, did).bind(2, rkey);
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (*row) {
+      std::string rev = (*stmt)->text(0);
+      if (!newest || rev > *newest) newest = std::move(rev);
+    }
+  }
+  return newest;
+}
+
+Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
+  const NodeRecord& record = *op.record;
+  auto stmt = db.prepare(
+      "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
+      " note, completed, created_at, record, change_seq)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+      " ON CONFLICT (did, rkey) DO UPDATE SET grp = excluded.grp, sort_key = excluded.sort_key,"
+      " cid = excluded.cid, rev = excluded.rev, parent_raw = excluded.parent_raw,"
+      " sort_key_raw = excluded.sort_key_raw, text = excluded.text, note = excluded.note,"
+      " completed = excluded.completed, created_at = excluded.created_at,"
+      " record = excluded.record, change_seq = excluded.change_seq");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind(1, op.did)
+      .bind(2, op.rkey)
+      .bind(3, sibling_group(op.did, record.parent))
+      .bind(4, record.effective_sort_key())
+      .bind(5, op.cid)
+      .bind(6, op.rev)
+      .bind(7, record.parent)
+      .bind(8, record.sort_key)
+      .bind(9, record.text)
+      .bind(10, record.note)
+      .bind(11, record.completed)
+      .bind(12, record.created_at)
+      .bind(13, to_json(record).dump())
+      .bind(14, seq);
+  if (auto r = (*stmt)->run(); !r) return r;
+  auto clear = db.prepare("DELETE FROM tombstones WHERE did = ?1 AND rkey = ?2");
+  if (!clear) return pass(clear);
+  (*clear)->bind(1, op.did).bind(2, op.rkey);
+  return (*clear)->run();
+}
+
+Result<void> delete_node(Database& db, const RecordOp& op, std::int64_t seq) {
+  auto remove = db.prepare("DELETE FROM nodes WHERE did = ?1 AND rkey = ?2");
+  if (!remove) return pass(remove);
+  (*remove)->bind(1, op.did).bind(2, op.rkey);
+  if (auto r = (*remove)->run(); !r) return r;
+  auto tomb = db.prepare(
+      "INSERT INTO tombstones (did, rkey, rev, change_seq) VALUES (?1, ?2, ?3, ?4)"
+      " ON CONFLICT (did, rkey) DO UPDATE SET rev = excluded.rev, change_seq = "
+      "excluded.change_seq");
+  if (!tomb) return pass(tomb);
+  (*tomb)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev).bind(4, seq);
+  return (*tomb)->run();
+}
+
+Result<std::int64_t> read_counter(Database& db) {
+  auto stmt = db.prepare("SELECT value FROM counters WHERE name = 'change_seq'");
+  if (!stmt) return pass(stmt);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return *row ? (*stmt)->integer(0) : 0;
+}
+
+Result<void> write_counter(Database& db, std::int64_t value) {
+  auto stmt = db.prepare("UPDATE counters SET value = ?1 WHERE name = 'change_seq'");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, value);
+  return (*stmt)->run();
+}
+
+}  // namespace
+
+std::string_view to_string(RepoStatus status) {
+  switch (status) {
+    case RepoStatus::kActive:
+      return "active";
+    case RepoStatus::kTakendown:
+      return "takendown";
+    case RepoStatus::kSuspended:
+      return "suspended";
+    case RepoStatus::kDeactivated:
+      return "deactivated";
+    case RepoStatus::kDeleted:
+      return "deleted";
+  }
+  return "active";
+}
+
+std::optional<RepoStatus> parse_repo_status(std::string_view text) {
+  for (auto status : {RepoStatus::kActive, RepoStatus::kTakendown, RepoStatus::kSuspended,
+                      RepoStatus::kDeactivated, RepoStatus::kDeleted}) {
+    if (to_string(status) == text) return status;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(SyncState state) {
+  switch (state) {
+    case SyncState::kSynced:
+      return "synced";
+    case SyncState::kDesynchronized:
+      return "desynchronized";
+    case SyncState::kResyncing:
+      return "resyncing";
+  }
+  return "synced";
+}
+
+std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
+
+Store::Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+Store::~Store() = default;
+
+int Store::schema_version() { return latest_schema_version(); }
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreOptions& options) {
+  auto db = Database::open(path, options.busy_timeout_ms);
+  if (!db) return std::unexpected(db.error());
+  if (auto r = migrate(**db); !r) return std::unexpected(r.error());
+  return std::unique_ptr<Store>(new Store(std::move(*db)));
+}
+
+Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
+  auto counter = read_counter(*db_);
+  if (!counter) return pass(counter);
+  std::int64_t seq = *counter;
+  ApplyOutcome outcome;
+  std::map<std::string, bool, std::less<>> deleted_repo;  // did -> status is deleted
+  for (const RecordOp& op : batch.ops) {
+    auto known = deleted_repo.find(op.did);
+    if (known == deleted_repo.end()) {
+      auto state = repo(op.did);
+      if (!state) return pass(state);
+      known =
+          deleted_repo.emplace(op.did, *state && (*state)->status == RepoStatus::kDeleted).first;
+    }
+    if (known->second) {
+      ++outcome.ignored;
+      continue;
+    }
+    auto stored = stored_rev(*db_, op.did, op.rkey);
+    if (!stored) return pass(stored);
+    if (*stored && op.rev <= **stored) {
+      ++outcome.stale;
+      continue;
+    }
+    if (op.kind == OpKind::kDelete || !op.record) {
+      if (auto r = delete_node(*db_, op, ++seq); !r) return pass(r);
+    } else {
+      if (auto r = upsert_node(*db_, op, ++seq); !r) return pass(r);
+    }
+    ++outcome.applied;
+  }
+  for (const auto& [did, rev] : batch.repo_revs) {
+    auto stmt = db_->prepare(
+        "INSERT INTO repos (did, rev) VALUES (?1, ?2) ON CONFLICT (did) DO UPDATE"
+        " SET rev = excluded.rev WHERE repos.rev IS NULL OR excluded.rev > repos.rev");
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind(1, did).bind(2, rev);
+    if (auto r = (*stmt)->run(); !r) return pass(r);
+  }
+  if (batch.cursor) {
+    auto stmt = db_->prepare(
+        "INSERT INTO cursors (source, seq) VALUES (?1, ?2)"
+        " ON CONFLICT (source) DO UPDATE SET seq = excluded.seq");
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind(1, batch.cursor->first).bind(2, batch.cursor->second);
+    if (auto r = (*stmt)->run(); !r) return pass(r);
+  }
+  if (seq != *counter) {
+    if (auto r = write_counter(*db_, seq); !r) return pass(r);
+  }
+  if (auto r = tx->commit(); !r) return pass(r);
+  return outcome;
+}
+
+Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
+  auto stmt = db_->prepare(
+      "INSERT INTO repos (did, status) VALUES (?1, ?2)"
+      " ON CONFLICT (did) DO UPDATE SET status = excluded.status");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, to_string(status));
+  if (auto r = (*stmt)->run(); !r) return r;
+  if (status == RepoStatus::kDeleted) {
+    for (const char* sql :
+         {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
+          "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
+      auto purge = db_->prepare(sql);
+      if (!purge) return pass(purge);
+      (*purge)->bind(1, did);
+      if (auto r = (*purge)->run(); !r) return r;
+    }
+  }
+  return tx->commit();
+}
+
+Result<void> Store::set_sync_state(std::string_view did, SyncState state) {
+  auto stmt = db_->prepare(
+      "INSERT INTO repos (did, sync_state) VALUES (?1, ?2)"
+      " ON CONFLICT (did) DO UPDATE SET sync_state = excluded.sync_state");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, to_string(state));
+  return (*stmt)->run();
+}
+
+Result<void> Store::set_handle(std::string_view did, std::string_view handle) {
+  auto stmt = db_->prepare(
+      "INSERT INTO repos (did, handle) VALUES (?1, ?2)"
+      " ON CONFLICT (did) DO UPDATE SET handle = excluded.handle");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, handle);
+  return (*stmt)->run();
+}
+
+Result<std::optional<RepoState>> Store::repo(std::string_view did) {
+  auto stmt = db_->prepare("SELECT did, rev, status, sync_state, handle FROM repos WHERE did = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<RepoState>();
+  RepoState state;
+  state.did = (*stmt)->text(0);
+  state.rev = (*stmt)->optional_text(1);
+  state.status = parse_repo_status((*stmt)->text(2)).value_or(RepoStatus::kActive);
+  const std::string sync = (*stmt)->text(3);
+  state.sync_state = sync == "desynchronized" ? SyncState::kDesynchronized
+                     : sync == "resyncing"    ? SyncState::kResyncing
+                                              : SyncState::kSynced;
+  state.handle = (*stmt)->optional_text(4);
+  return std::optional<RepoState>(std::move(state));
+}
+
+Result<std::optional<std::int64_t>> Store::cursor(std::string_view source) {
+  auto stmt = db_->prepare("SELECT seq FROM cursors WHERE source = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, source);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>((*stmt)->integer(0));
+}
+
+Result<std::int64_t> Store::node_count() {
+  auto stmt = db_->prepare("SELECT COUNT(*) FROM nodes");
+  if (!stmt) return pass(stmt);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return (*stmt)->integer(0);
+}
+
+Result<std::string> Store::dump() {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  std::ostringstream out;
+  auto nodes = db_->prepare(
+      "SELECT did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text, note,"
+      " completed, created_at, record FROM nodes ORDER BY did, rkey");
+  if (!nodes) return pass(nodes);
+  while (true) {
+    auto row = (*nodes)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out << "node";
+    for (int c = 0; c < 13; ++c) {
+      out << '\t' << ((*nodes)->is_null(c) ? std::string("<null>") : (*nodes)->text(c));
+    }
+    out << '\n';
+  }
+  auto tombs = db_->prepare("SELECT did, rkey, rev FROM tombstones ORDER BY did, rkey");
+  if (!tombs) return pass(tombs);
+  while (true) {
+    auto row = (*tombs)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out << "tombstone\t" << (*tombs)->text(0) << '\t' << (*tombs)->text(1) << '\t'
+        << (*tombs)->text(2) << '\n';
+  }
+  auto repos = db_->prepare("SELECT did, rev, status, sync_state, handle FROM repos ORDER BY did");
+  if (!repos) return pass(repos);
+  while (true) {
+    auto row = (*repos)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out << "repo";
+    for (int c = 0; c < 5; ++c) {
+      out << '\t' << ((*repos)->is_null(c) ? std::string("<null>") : (*repos)->text(c));
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace bulleted::schema

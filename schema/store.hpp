@@ -1,0 +1,203 @@
+// The index: every node the app view knows, in one SQLite file.
+//
+// Writes go through apply(): a batch of record ops plus an optional firehose
+// cursor, committed in one transaction. An op applies only when its rev is
+// newer than what the store holds for that record (a row or a tombstone), so
+// duplicates, replays of any prefix and per-record reordering converge to
+// the same index. Reads never fail or loop on hostile data (parent cycles,
+// dangling parents, children before parents); repos that are not active are
+// hidden from every read.
+//
+// A Store owns one connection and is used by one thread at a time; open one
+// Store per thread on the same file (one writer at a time, many readers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/error.hpp"
+#include "schema/node_record.hpp"
+
+namespace bulleted::schema {
+
+class Database;
+
+enum class RepoStatus { kActive, kTakendown, kSuspended, kDeactivated, kDeleted };
+enum class SyncState { kSynced, kDesynchronized, kResyncing };
+
+std::string_view to_string(RepoStatus status);
+std::optional<RepoStatus> parse_repo_status(std::string_view text);
+std::string_view to_string(SyncState state);
+
+struct RepoState {
+  std::string did;
+  std::optional<std::string> rev;
+  RepoStatus status = RepoStatus::kActive;
+  SyncState sync_state = SyncState::kSynced;
+  std::optional<std::string> handle;
+};
+
+enum class OpKind { kCreate, kUpdate, kDelete };
+
+struct RecordOp {
+  OpKind kind = OpKind::kCreate;
+  std::string did;
+  std::string rkey;
+  std::string rev;                   // the commit's rev (a TID)
+  std::string cid;                   // empty for deletes
+  std::optional<NodeRecord> record;  // set for create and update
+};
+
+struct ApplyBatch {
+  std::vector<RecordOp> ops;
+  // Repo revs to record after the ops (the head of each repo's chain).
+  std::vector<std::pair<std::string, std::string>> repo_revs;
+  // The firehose cursor covering these ops: (source name, seq).
+  std::optional<std::pair<std::string, std::int64_t>> cursor;
+};
+
+struct ApplyOutcome {
+  std::size_t applied = 0;
+  std::size_t stale = 0;    // not newer than what the store holds
+  std::size_t ignored = 0;  // for repos that are deleted
+};
+
+struct NodeRow {
+  std::string did;
+  std::string rkey;
+  std::string cid;
+  std::string rev;
+  std::string group;                       // the sibling group it is filed in
+  std::optional<std::string> parent_rkey;  // when filed under a node
+  bool unattached = false;                 // parent named something it cannot be filed under
+  std::optional<std::string> parent_raw;
+  std::string sort_key;  // effective
+  std::optional<std::string> sort_key_raw;
+  bool sort_key_valid = false;
+  std::string text;
+  std::optional<std::string> note;
+  bool completed = false;
+  std::string created_at;
+  std::string record_json;
+  std::int64_t child_count = 0;
+  std::int64_t change_seq = 0;
+
+  std::string uri() const;
+};
+
+struct ChildrenQuery {
+  std::string did;
+  std::optional<std::string> parent_rkey;  // nullopt: top level
+  int limit = 100;
+  std::optional<std::string> cursor;  // from a previous page
+  bool reverse = false;
+};
+
+struct ChildrenPage {
+  std::vector<NodeRow> nodes;
+  std::optional<std::string> cursor;  // absent at the end
+};
+
+struct Window {
+  std::vector<NodeRow> nodes;  // ascending, anchor included
+  bool has_before = false;
+  bool has_after = false;
+};
+
+struct Position {
+  std::int64_t index = 0;
+  std::int64_t sibling_count = 0;
+};
+
+struct SubtreeNode {
+  std::optional<NodeRow> node;  // nullopt for the top level of a repo
+  std::vector<SubtreeNode> children;
+  bool more = false;  // children (or deeper levels) left out by depth or budget
+};
+
+struct SubtreeQuery {
+  std::string did;
+  std::optional<std::string> root_rkey;
+  int depth = 8;
+  std::size_t budget_bytes = 256 * 1024;
+};
+
+struct Change {
+  bool deleted = false;
+  std::string rkey;
+  std::optional<NodeRow> node;  // for upserts
+  std::int64_t seq = 0;
+};
+
+struct ChangesPage {
+  std::vector<Change> changes;
+  std::string cursor;  // pass back to continue; stays put when nothing changed
+};
+
+struct StoreOptions {
+  int busy_timeout_ms = 5000;
+};
+
+class Store {
+ public:
+  // Opens the file, applying forward-only migrations. A file written by a
+  // newer binary is kSchemaTooNew.
+  static Result<std::unique_ptr<Store>> open(const std::string& path,
+                                             const StoreOptions& options = {});
+  ~Store();
+
+  // The schema version this binary writes.
+  static int schema_version();
+
+  // Writes.
+  Result<ApplyOutcome> apply(const ApplyBatch& batch);
+  // Sets a repo's status; kDeleted removes its nodes and tombstones.
+  Result<void> set_repo_status(std::string_view did, RepoStatus status);
+  Result<void> set_sync_state(std::string_view did, SyncState state);
+  Result<void> set_handle(std::string_view did, std::string_view handle);
+
+  // State.
+  Result<std::optional<RepoState>> repo(std::string_view did);
+  Result<std::optional<std::int64_t>> cursor(std::string_view source);
+  Result<std::int64_t> node_count();
+
+  // Reads (each runs in one read transaction: a consistent snapshot).
+  Result<NodeRow> node(std::string_view did, std::string_view rkey);
+  Result<ChildrenPage> children(const ChildrenQuery& query);
+  Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
+  Result<Position> position(std::string_view did, std::string_view rkey);
+  Result<SubtreeNode> subtree(const SubtreeQuery& query);
+  // Root first; stops at the top level, a missing parent or a cycle.
+  Result<std::vector<NodeRow>> ancestors(std::string_view did, std::string_view rkey);
+  Result<ChangesPage> changes(std::string_view did, std::optional<std::string_view> cursor,
+                              int limit);
+
+  // Every row of the index in a fixed order, without bookkeeping that depends
+  // on the order ops arrived in: equal dumps mean equal indexes.
+  Result<std::string> dump();
+
+  // For tests of the query plans.
+  Result<std::string> explain(std::string_view sql_kind);
+
+  Database& database() { return *db_; }
+
+ private:
+  explicit Store(std::unique_ptr<Database> db);
+  Result<bool> repo_visible(std::string_view did);
+  Result<std::optional<NodeRow>> find_node(std::string_view did, std::string_view rkey);
+  Result<std::vector<NodeRow>> group_page(
+      std::string_view group, int limit,
+      const std::optional<std::pair<std::string, std::string>>& after, bool reverse);
+
+  std::unique_ptr<Database> db_;
+};
+
+// Opaque children-page cursors.
+std::string encode_page_cursor(std::string_view sort_key, std::string_view rkey);
+std::optional<std::pair<std::string, std::string>> decode_page_cursor(std::string_view cursor);
+
+}  // namespace bulleted::schema

@@ -1,0 +1,395 @@
+// Store: every read. Each public read runs in one read transaction.
+#include <charconv>
+#include <deque>
+#include <set>
+
+#include "schema/base64.hpp"
+#include "schema/sqlite.hpp"
+#include "schema/store.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+template <class T>
+std::unexpected<Error> pass(const Result<T>& result) {
+  return std::unexpected(result.error());
+}
+
+// Columns of a NodeRow, in the order read_row expects. The child count is a
+// range count on nodes_children.
+#define NODE_COLUMNS                                                                          \
+  "n.did, n.rkey, n.cid, n.rev, n.grp, n.parent_raw, n.sort_key, n.sort_key_raw, n.text,"     \
+  " n.note, n.completed, n.created_at, n.record, n.change_seq,"                               \
+  " (SELECT COUNT(*) FROM nodes c WHERE c.grp = 'at://' || n.did || '/app.bulleted.node/' ||" \
+  " n.rkey)"
+
+// The children page: a range scan of nodes_children, keyset-paginated.
+constexpr const char* kChildrenFirst = "SELECT " NODE_COLUMNS
+                                       " FROM nodes n WHERE n.grp = ?1"
+                                       " ORDER BY n.sort_key, n.rkey LIMIT ?4";
+constexpr const char* kChildrenAfter =
+    "SELECT " NODE_COLUMNS
+    " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) > (?2, ?3)"
+    " ORDER BY n.sort_key, n.rkey LIMIT ?4";
+constexpr const char* kChildrenFirstReverse = "SELECT " NODE_COLUMNS
+                                              " FROM nodes n WHERE n.grp = ?1"
+                                              " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
+constexpr const char* kChildrenBefore =
+    "SELECT " NODE_COLUMNS
+    " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) < (?2, ?3)"
+    " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
+constexpr const char* kNodeByKey =
+    "SELECT " NODE_COLUMNS " FROM nodes n WHERE n.did = ?1 AND n.rkey = ?2";
+
+NodeRow read_row(const Statement& stmt) {
+  NodeRow row;
+  row.did = stmt.text(0);
+  row.rkey = stmt.text(1);
+  row.cid = stmt.text(2);
+  row.rev = stmt.text(3);
+  row.group = stmt.text(4);
+  row.parent_raw = stmt.optional_text(5);
+  row.sort_key = stmt.text(6);
+  row.sort_key_raw = stmt.optional_text(7);
+  row.sort_key_valid = row.sort_key != kInvalidSortKey;
+  row.text = stmt.text(8);
+  row.note = stmt.optional_text(9);
+  row.completed = stmt.integer(10) != 0;
+  row.created_at = stmt.text(11);
+  row.record_json = stmt.text(12);
+  row.change_seq = stmt.integer(13);
+  row.child_count = stmt.integer(14);
+  const std::string node_prefix = "at://" + row.did + "/" + std::string(kNodeCollection) + "/";
+  if (row.group.starts_with(node_prefix)) {
+    row.parent_rkey = row.group.substr(node_prefix.size());
+  } else {
+    row.unattached = row.group != root_group(row.did);
+  }
+  return row;
+}
+
+Result<std::vector<NodeRow>> collect(Statement& stmt) {
+  std::vector<NodeRow> rows;
+  while (true) {
+    auto more = stmt.step();
+    if (!more) return pass(more);
+    if (!*more) return rows;
+    rows.push_back(read_row(stmt));
+  }
+}
+
+std::string node_group(std::string_view did, std::string_view rkey) {
+  return record_uri(did, kNodeCollection, rkey);
+}
+
+std::size_t estimated_bytes(const NodeRow& row) {
+  // The JSON of a NodeView: the texts plus about 250 bytes of fields.
+  return row.text.size() + (row.note ? row.note->size() : 0) + row.record_json.size() / 4 + 250;
+}
+
+Error not_found(std::string_view did, std::string_view rkey) {
+  return Error{ErrorCode::kNotFound,
+               "no node " + std::string(rkey) + " in repo " + std::string(did)};
+}
+
+}  // namespace
+
+std::string encode_page_cursor(std::string_view sort_key, std::string_view rkey) {
+  std::string raw(sort_key);
+  raw += '\n';
+  raw += rkey;
+  return base64_encode(raw, Base64Alphabet::kUrl, false);
+}
+
+std::optional<std::pair<std::string, std::string>> decode_page_cursor(std::string_view cursor) {
+  auto raw = base64_decode(cursor, Base64Alphabet::kUrl);
+  if (!raw) return std::nullopt;
+  const std::size_t split = raw->find('\n');
+  if (split == std::string::npos || split == 0 || split + 1 >= raw->size()) return std::nullopt;
+  return std::make_pair(raw->substr(0, split), raw->substr(split + 1));
+}
+
+Result<bool> Store::repo_visible(std::string_view did) {
+  auto stmt = db_->prepare("SELECT status FROM repos WHERE did = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return !*row || (*stmt)->text(0) == "active";
+}
+
+Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::string_view rkey) {
+  auto stmt = db_->prepare(kNodeByKey);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<NodeRow>();
+  return std::optional<NodeRow>(read_row(**stmt));
+}
+
+Result<std::vector<NodeRow>> Store::group_page(
+    std::string_view group, int limit,
+    const std::optional<std::pair<std::string, std::string>>& after, bool reverse) {
+  const char* sql = reverse ? (after ? kChildrenBefore : kChildrenFirstReverse)
+                            : (after ? kChildrenAfter : kChildrenFirst);
+  auto stmt = db_->prepare(sql);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, group).bind(4, limit);
+  if (after) (*stmt)->bind(2, after->first).bind(3, after->second);
+  return collect(**stmt);
+}
+
+Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(did);
+  if (!visible) return pass(visible);
+  auto found = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
+  if (!found) return pass(found);
+  if (!*found) return std::unexpected(not_found(did, rkey));
+  return std::move(**found);
+}
+
+Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
+  if (query.limit < 1 || query.limit > 1000) {
+    return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
+  }
+  std::optional<std::pair<std::string, std::string>> after;
+  if (query.cursor) {
+    after = decode_page_cursor(*query.cursor);
+    if (!after) return fail(ErrorCode::kInvalidRequest, "malformed cursor");
+  }
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(query.did);
+  if (!visible) return pass(visible);
+  if (!*visible) return ChildrenPage{};
+  std::string group = root_group(query.did);
+  if (query.parent_rkey) {
+    auto parent = find_node(query.did, *query.parent_rkey);
+    if (!parent) return pass(parent);
+    if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
+    group = node_group(query.did, *query.parent_rkey);
+  }
+  auto rows = group_page(group, query.limit + 1, after, query.reverse);
+  if (!rows) return pass(rows);
+  ChildrenPage page;
+  if (rows->size() > static_cast<std::size_t>(query.limit)) {
+    rows->pop_back();
+    page.cursor = encode_page_cursor(rows->back().sort_key, rows->back().rkey);
+  }
+  page.nodes = std::move(*rows);
+  return page;
+}
+
+Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey, int before,
+                             int after) {
+  if (before < 0 || after < 0 || before > 1000 || after > 1000) {
+    return fail(ErrorCode::kInvalidRequest, "before and after must be from 0 to 1000");
+  }
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(did);
+  if (!visible) return pass(visible);
+  auto anchor = *visible ? find_node(did, anchor_rkey) : Result<std::optional<NodeRow>>();
+  if (!anchor) return pass(anchor);
+  if (!*anchor) return std::unexpected(not_found(did, anchor_rkey));
+  const auto position = std::make_pair((*anchor)->sort_key, (*anchor)->rkey);
+  auto lower = group_page((*anchor)->group, before + 1, position, true);
+  if (!lower) return pass(lower);
+  auto upper = group_page((*anchor)->group, after + 1, position, false);
+  if (!upper) return pass(upper);
+  Window window;
+  window.has_before = lower->size() > static_cast<std::size_t>(before);
+  window.has_after = upper->size() > static_cast<std::size_t>(after);
+  if (window.has_before) lower->pop_back();
+  if (window.has_after) upper->pop_back();
+  window.nodes.assign(std::make_move_iterator(lower->rbegin()),
+                      std::make_move_iterator(lower->rend()));
+  window.nodes.push_back(std::move(**anchor));
+  window.nodes.insert(window.nodes.end(), std::make_move_iterator(upper->begin()),
+                      std::make_move_iterator(upper->end()));
+  return window;
+}
+
+Result<Position> Store::position(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(did);
+  if (!visible) return pass(visible);
+  auto anchor = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
+  if (!anchor) return pass(anchor);
+  if (!*anchor) return std::unexpected(not_found(did, rkey));
+  auto stmt = db_->prepare(
+      "SELECT (SELECT COUNT(*) FROM nodes WHERE grp = ?1 AND (sort_key, rkey) < (?2, ?3)),"
+      " (SELECT COUNT(*) FROM nodes WHERE grp = ?1)");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, (*anchor)->group).bind(2, (*anchor)->sort_key).bind(3, (*anchor)->rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return Position{(*stmt)->integer(0), (*stmt)->integer(1)};
+}
+
+Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
+  if (query.depth < 0 || query.depth > 64) {
+    return fail(ErrorCode::kInvalidRequest, "depth must be from 0 to 64");
+  }
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(query.did);
+  if (!visible) return pass(visible);
+  SubtreeNode top;
+  std::string top_group = root_group(query.did);
+  std::set<std::string> seen;
+  std::size_t used = 0;
+  if (query.root_rkey) {
+    auto root =
+        *visible ? find_node(query.did, *query.root_rkey) : Result<std::optional<NodeRow>>();
+    if (!root) return pass(root);
+    if (!*root) return std::unexpected(not_found(query.did, *query.root_rkey));
+    used += estimated_bytes(**root);
+    seen.insert((*root)->rkey);
+    top.node = std::move(**root);
+    top_group = node_group(query.did, *query.root_rkey);
+  } else if (!*visible) {
+    return top;
+  }
+  // Breadth first: every node of a level before any of the next, so a small
+  // budget shows the most useful part of the tree.
+  struct Pending {
+    SubtreeNode* node;
+    std::string group;
+    int depth;
+    bool has_children;
+  };
+  std::deque<Pending> queue;
+  queue.push_back({&top, top_group, 0, !top.node || top.node->child_count > 0});
+  constexpr int kMaxChildrenPerNode = 1000;
+  bool out_of_budget = false;
+  while (!queue.empty()) {
+    Pending pending = std::move(queue.front());
+    queue.pop_front();
+    if (!pending.has_children) continue;
+    if (out_of_budget || pending.depth >= query.depth) {
+      pending.node->more = true;
+      continue;
+    }
+    auto rows = group_page(pending.group, kMaxChildrenPerNode + 1, std::nullopt, false);
+    if (!rows) return pass(rows);
+    if (rows->size() > static_cast<std::size_t>(kMaxChildrenPerNode)) {
+      rows->pop_back();
+      pending.node->more = true;
+    }
+    auto& children = pending.node->children;
+    children.reserve(rows->size());
+    for (auto& row : *rows) {
+      const std::size_t cost = estimated_bytes(row);
+      if (used + cost > query.budget_bytes) {
+        out_of_budget = true;
+        pending.node->more = true;
+        break;
+      }
+      // A parent cycle reaches a node twice: list it once.
+      if (!seen.insert(row.rkey).second) continue;
+      used += cost;
+      children.push_back(SubtreeNode{std::move(row), {}, false});
+    }
+    for (auto& child : children) {
+      queue.push_back({&child, node_group(query.did, child.node->rkey), pending.depth + 1,
+                       child.node->child_count > 0});
+    }
+  }
+  return top;
+}
+
+Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto visible = repo_visible(did);
+  if (!visible) return pass(visible);
+  auto start = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
+  if (!start) return pass(start);
+  if (!*start) return std::unexpected(not_found(did, rkey));
+  std::vector<NodeRow> chain;
+  std::set<std::string> seen{std::string(rkey)};
+  std::optional<std::string> next = (*start)->parent_rkey;
+  constexpr std::size_t kMaxDepth = 10'000;
+  while (next && chain.size() < kMaxDepth && seen.insert(*next).second) {
+    auto parent = find_node(did, *next);
+    if (!parent) return pass(parent);
+    if (!*parent) break;  // dangling: the parent has not arrived
+    next = (*parent)->parent_rkey;
+    chain.push_back(std::move(**parent));
+  }
+  return std::vector<NodeRow>(std::make_move_iterator(chain.rbegin()),
+                              std::make_move_iterator(chain.rend()));
+}
+
+Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::string_view> cursor,
+                                   int limit) {
+  if (limit < 1 || limit > 1000)
+    return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
+  std::int64_t since = 0;
+  if (cursor) {
+    auto [end, ec] = std::from_chars(cursor->data(), cursor->data() + cursor->size(), since);
+    if (ec != std::errc() || end != cursor->data() + cursor->size() || since < 0) {
+      return fail(ErrorCode::kInvalidRequest, "malformed cursor");
+    }
+  }
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  ChangesPage page;
+  page.cursor = std::to_string(since);
+  auto visible = repo_visible(did);
+  if (!visible) return pass(visible);
+  if (!*visible) return page;
+  auto stmt = db_->prepare(
+      "SELECT 0, rkey, change_seq FROM nodes WHERE did = ?1 AND change_seq > ?2"
+      " UNION ALL SELECT 1, rkey, change_seq FROM tombstones WHERE did = ?1 AND change_seq > ?2"
+      " ORDER BY 3 LIMIT ?3");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, since).bind(3, limit);
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    page.changes.push_back(
+        Change{(*stmt)->integer(0) != 0, (*stmt)->text(1), std::nullopt, (*stmt)->integer(2)});
+  }
+  for (auto& change : page.changes) {
+    if (change.deleted) continue;
+    auto found = find_node(did, change.rkey);
+    if (!found) return pass(found);
+    change.node = std::move(*found);
+  }
+  if (!page.changes.empty()) page.cursor = std::to_string(page.changes.back().seq);
+  return page;
+}
+
+Result<std::string> Store::explain(std::string_view kind) {
+  const char* sql = kind == "children_first"           ? kChildrenFirst
+                    : kind == "children_after"         ? kChildrenAfter
+                    : kind == "children_first_reverse" ? kChildrenFirstReverse
+                    : kind == "children_before"        ? kChildrenBefore
+                                                       : nullptr;
+  if (sql == nullptr) return fail(ErrorCode::kInvalidRequest, "unknown query");
+  const std::string text = std::string("EXPLAIN QUERY PLAN ") + sql;
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_->handle(), text.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    return std::unexpected(sqlite_error(db_->handle(), SQLITE_ERROR, "explain"));
+  }
+  Statement stmt(db_->handle(), raw);
+  std::string plan;
+  while (true) {
+    auto row = stmt.step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    plan += stmt.text(3);
+    plan += '\n';
+  }
+  return plan;
+}
+
+}  // namespace bulleted::schema

@@ -1,0 +1,129 @@
+#include "schema/node_record.hpp"
+
+#include <gtest/gtest.h>
+
+namespace bulleted::schema {
+namespace {
+
+using nlohmann::json;
+
+json base() {
+  return {{"$type", "app.bulleted.node"},
+          {"text", "hello"},
+          {"sortKey", "a0"},
+          {"createdAt", "2026-11-30T12:00:00.000Z"}};
+}
+
+std::string repeat(const std::string& unit, std::size_t n) {
+  std::string out;
+  out.reserve(unit.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += unit;
+  return out;
+}
+
+TEST(NodeRecord, ParsesAWellFormedRecord) {
+  json j = base();
+  j["note"] = "a note";
+  j["parent"] = "at://did:plc:abc/app.bulleted.node/3jzfcijpj2z2a";
+  j["completed"] = true;
+  j["somethingNew"] = {{"x", 1}};  // unknown fields are ignored
+  auto record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value()) << record.error();
+  EXPECT_EQ(record->text, "hello");
+  EXPECT_EQ(record->note, "a note");
+  EXPECT_EQ(record->parent, "at://did:plc:abc/app.bulleted.node/3jzfcijpj2z2a");
+  EXPECT_TRUE(record->completed);
+  EXPECT_TRUE(record->sort_key_valid);
+  EXPECT_EQ(record->effective_sort_key(), "a0");
+  EXPECT_FALSE(to_json(*record).contains("somethingNew"));
+  EXPECT_EQ(to_json(*record)["$type"], "app.bulleted.node");
+}
+
+TEST(NodeRecord, BadOrMissingSortKeyIsKeptAndSortsLast) {
+  for (json key : {json("a00"), json(std::string(600, 'a')), json(42), json(nullptr)}) {
+    json j = base();
+    j["sortKey"] = key;
+    auto record = parse_node_record(j);
+    ASSERT_TRUE(record.has_value()) << record.error();
+    EXPECT_FALSE(record->sort_key_valid);
+    EXPECT_EQ(record->effective_sort_key(), kInvalidSortKey);
+    EXPECT_GT(std::string(record->effective_sort_key()), std::string("zzzzzz"));
+  }
+  json j = base();
+  j.erase("sortKey");
+  auto record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_FALSE(record->sort_key.has_value());
+  EXPECT_FALSE(record->sort_key_valid);
+}
+
+TEST(NodeRecord, RejectsWithAReason) {
+  struct Case {
+    std::function<void(json&)> mutate;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j.erase("text"); }, "text is required"},
+      {[](json& j) { j["text"] = 5; }, "text is required"},
+      {[](json& j) { j["text"] = std::string(1'000'000, 'x'); }, "longer than 100000 bytes"},
+      {[](json& j) { j["text"] = repeat("\xF0\x9F\x98\x80", 10'001); },
+       "more than 10000 graphemes"},
+      {[](json& j) { j["text"] = std::string("bad \xC3\x28 utf8"); }, "not valid UTF-8"},
+      {[](json& j) { j["note"] = std::string(100'001, 'n'); }, "note is longer"},
+      {[](json& j) { j["parent"] = "not a uri"; }, "parent:"},
+      {[](json& j) { j["parent"] = 7; }, "parent is not a string"},
+      {[](json& j) { j["completed"] = "yes"; }, "completed is not a boolean"},
+      {[](json& j) { j.erase("createdAt"); }, "createdAt is required"},
+      {[](json& j) { j["createdAt"] = "yesterday"; }, "createdAt:"},
+      {[](json& j) { j["$type"] = "app.bsky.feed.post"; }, "$type"},
+  };
+  for (const auto& c : cases) {
+    json j = base();
+    c.mutate(j);
+    auto record = parse_node_record(j);
+    ASSERT_FALSE(record.has_value()) << "accepted, expected: " << c.reason;
+    EXPECT_NE(record.error().find(c.reason), std::string::npos)
+        << "'" << record.error() << "' lacks '" << c.reason << "'";
+  }
+  EXPECT_FALSE(parse_node_record(json::array()).has_value());
+}
+
+TEST(NodeRecord, GraphemesNotCodePoints) {
+  // 10,000 'e' + combining acute: 20,000 code points, 10,000 graphemes.
+  json j = base();
+  j["text"] = repeat("e\xCC\x81", 10'000);
+  EXPECT_TRUE(parse_node_record(j).has_value());
+  EXPECT_EQ(count_graphemes(repeat("e\xCC\x81", 3)), 3u);
+  // A family emoji (ZWJ sequence) is one grapheme.
+  EXPECT_EQ(
+      count_graphemes("\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7"),
+      1u);
+  EXPECT_EQ(count_graphemes("abc"), 3u);
+}
+
+TEST(NodeRecord, SiblingGroupNeverCrossesRepos) {
+  const std::string did = "did:plc:alice";
+  EXPECT_EQ(sibling_group(did, std::nullopt), "at://did:plc:alice");
+  EXPECT_EQ(sibling_group(did, "at://did:plc:alice/app.bulleted.node/3jzfcijpj2z2a"),
+            "at://did:plc:alice/app.bulleted.node/3jzfcijpj2z2a");
+  // Another repo, another collection, a handle, no rkey: unattached.
+  for (std::string parent : {"at://did:plc:mallory/app.bulleted.node/3jzfcijpj2z2a",
+                             "at://did:plc:alice/app.bsky.feed.post/3jzfcijpj2z2a",
+                             "at://alice.example.com/app.bulleted.node/3jzfcijpj2z2a",
+                             "at://did:plc:alice/app.bulleted.node", "at://did:plc:alice"}) {
+    EXPECT_EQ(sibling_group(did, parent), unattached_group(did)) << parent;
+  }
+}
+
+TEST(Utf8, Validation) {
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(is_valid_utf8("\xC0\x80"));          // overlong NUL
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));          // truncated
+  EXPECT_FALSE(is_valid_utf8("\xFF"));
+}
+
+}  // namespace
+}  // namespace bulleted::schema
