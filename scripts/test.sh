@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/install-deps.sh
+./tests/js/install.sh
 ./scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900
