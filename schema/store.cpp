@@ -83,6 +83,34 @@ Result<void> delete_node(Database& db, const RecordOp& op, std::int64_t seq) {
   return (*tomb)->run();
 }
 
+Result<void> write_status(Database& db, std::string_view did, RepoStatus status) {
+  auto stmt = db.prepare(
+      "INSERT INTO repos (did, status) VALUES (?1, ?2)"
+      " ON CONFLICT (did) DO UPDATE SET status = excluded.status");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, to_string(status));
+  if (auto r = (*stmt)->run(); !r) return r;
+  if (status != RepoStatus::kDeleted) return {};
+  for (const char* sql :
+       {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
+        "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
+    auto purge = db.prepare(sql);
+    if (!purge) return pass(purge);
+    (*purge)->bind(1, did);
+    if (auto r = (*purge)->run(); !r) return r;
+  }
+  return {};
+}
+
+Result<void> write_handle(Database& db, std::string_view did, std::string_view handle) {
+  auto stmt = db.prepare(
+      "INSERT INTO repos (did, handle) VALUES (?1, ?2)"
+      " ON CONFLICT (did) DO UPDATE SET handle = excluded.handle");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, handle);
+  return (*stmt)->run();
+}
+
 Result<std::int64_t> read_counter(Database& db) {
   auto stmt = db.prepare("SELECT value FROM counters WHERE name = 'change_seq'");
   if (!stmt) return pass(stmt);
@@ -191,6 +219,12 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     (*stmt)->bind(1, did).bind(2, rev);
     if (auto r = (*stmt)->run(); !r) return pass(r);
   }
+  for (const auto& [did, status] : batch.statuses) {
+    if (auto r = write_status(*db_, did, status); !r) return pass(r);
+  }
+  for (const auto& [did, handle] : batch.handles) {
+    if (auto r = write_handle(*db_, did, handle); !r) return pass(r);
+  }
   if (batch.cursor) {
     auto stmt = db_->prepare(
         "INSERT INTO cursors (source, seq) VALUES (?1, ?2)"
@@ -209,22 +243,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
 Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
   if (!tx) return pass(tx);
-  auto stmt = db_->prepare(
-      "INSERT INTO repos (did, status) VALUES (?1, ?2)"
-      " ON CONFLICT (did) DO UPDATE SET status = excluded.status");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did).bind(2, to_string(status));
-  if (auto r = (*stmt)->run(); !r) return r;
-  if (status == RepoStatus::kDeleted) {
-    for (const char* sql :
-         {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
-          "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
-      auto purge = db_->prepare(sql);
-      if (!purge) return pass(purge);
-      (*purge)->bind(1, did);
-      if (auto r = (*purge)->run(); !r) return r;
-    }
-  }
+  if (auto r = write_status(*db_, did, status); !r) return r;
   return tx->commit();
 }
 
@@ -238,12 +257,7 @@ Result<void> Store::set_sync_state(std::string_view did, SyncState state) {
 }
 
 Result<void> Store::set_handle(std::string_view did, std::string_view handle) {
-  auto stmt = db_->prepare(
-      "INSERT INTO repos (did, handle) VALUES (?1, ?2)"
-      " ON CONFLICT (did) DO UPDATE SET handle = excluded.handle");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did).bind(2, handle);
-  return (*stmt)->run();
+  return write_handle(*db_, did, handle);
 }
 
 Result<std::optional<RepoState>> Store::repo(std::string_view did) {
@@ -281,6 +295,33 @@ Result<std::int64_t> Store::node_count() {
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   return (*stmt)->integer(0);
+}
+
+Result<std::vector<std::string>> Store::repo_dids() {
+  auto stmt = db_->prepare(
+      "SELECT did FROM repos WHERE status != 'deleted' UNION SELECT DISTINCT did FROM nodes"
+      " ORDER BY did");
+  if (!stmt) return pass(stmt);
+  std::vector<std::string> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return out;
+    out.push_back((*stmt)->text(0));
+  }
+}
+
+Result<std::vector<IndexedRecord>> Store::indexed_records(std::string_view did) {
+  auto stmt = db_->prepare("SELECT rkey, cid, rev FROM nodes WHERE did = ?1 ORDER BY rkey");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did);
+  std::vector<IndexedRecord> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return out;
+    out.push_back(IndexedRecord{(*stmt)->text(0), (*stmt)->text(1), (*stmt)->text(2)});
+  }
 }
 
 Result<std::string> Store::dump() {

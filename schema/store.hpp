@@ -56,8 +56,16 @@ struct ApplyBatch {
   std::vector<RecordOp> ops;
   // Repo revs to record after the ops (the head of each repo's chain).
   std::vector<std::pair<std::string, std::string>> repo_revs;
+  // Account status changes, applied after the ops (kDeleted purges the repo).
+  std::vector<std::pair<std::string, RepoStatus>> statuses;
+  // Handles from #identity events.
+  std::vector<std::pair<std::string, std::string>> handles;
   // The firehose cursor covering these ops: (source name, seq).
   std::optional<std::pair<std::string, std::int64_t>> cursor;
+
+  bool empty() const {
+    return ops.empty() && repo_revs.empty() && statuses.empty() && handles.empty();
+  }
 };
 
 struct ApplyOutcome {
@@ -138,6 +146,13 @@ struct ChangesPage {
   std::string cursor;  // pass back to continue; stays put when nothing changed
 };
 
+// What the index holds for one record of a repo (for resync diffs).
+struct IndexedRecord {
+  std::string rkey;
+  std::string cid;
+  std::string rev;
+};
+
 struct StoreOptions {
   int busy_timeout_ms = 5000;
 };
@@ -164,6 +179,10 @@ class Store {
   Result<std::optional<RepoState>> repo(std::string_view did);
   Result<std::optional<std::int64_t>> cursor(std::string_view source);
   Result<std::int64_t> node_count();
+  // Every repo the index has rows or state for.
+  Result<std::vector<std::string>> repo_dids();
+  // Every live record of a repo, hidden or not, by rkey.
+  Result<std::vector<IndexedRecord>> indexed_records(std::string_view did);
 
   // Reads (each runs in one read transaction: a consistent snapshot).
   Result<NodeRow> node(std::string_view did, std::string_view rkey);

@@ -1,0 +1,34 @@
+// CAR v1 files (a firehose commit's `blocks`, com.atproto.sync.getRepo):
+// a DAG-CBOR header {roots, version: 1}, then sections of
+// uvarint(length) || CID || block. Bounds-checked; blocks are found by CID,
+// never by position.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "firehose/cid.hpp"
+#include "schema/error.hpp"
+
+namespace bulleted::firehose {
+
+class CarFile {
+ public:
+  // Parses `bytes`, which must outlive the CarFile (blocks are views).
+  static Result<CarFile> parse(std::string_view bytes);
+
+  const std::vector<Cid>& roots() const { return roots_; }
+  std::size_t block_count() const { return blocks_.size(); }
+  // The block named by `cid`, checked against its digest; kNotFound when
+  // absent, kCorrupt when the bytes do not hash to the CID.
+  Result<std::string_view> block(const Cid& cid) const;
+  bool contains(const Cid& cid) const { return blocks_.contains(cid.bytes()); }
+
+ private:
+  std::vector<Cid> roots_;
+  std::unordered_map<std::string, std::string_view> blocks_;  // CID bytes -> block
+};
+
+}  // namespace bulleted::firehose

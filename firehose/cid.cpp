@@ -1,0 +1,136 @@
+#include "firehose/cid.hpp"
+
+#include <openssl/evp.h>
+
+#include <array>
+
+namespace bulleted::firehose {
+namespace {
+
+constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
+
+constexpr std::array<std::int8_t, 256> kBase32Values = [] {
+  std::array<std::int8_t, 256> table{};
+  table.fill(-1);
+  for (int i = 0; i < 32; ++i)
+    table[static_cast<unsigned char>(kBase32[i])] = static_cast<std::int8_t>(i);
+  return table;
+}();
+
+Error corrupt(std::string message) { return Error{ErrorCode::kCorrupt, std::move(message)}; }
+
+}  // namespace
+
+Result<std::uint64_t> read_uvarint(std::string_view bytes, std::size_t& pos) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 9; ++i) {
+    if (pos >= bytes.size()) return std::unexpected(corrupt("varint runs past the end"));
+    const auto byte = static_cast<unsigned char>(bytes[pos++]);
+    value |= static_cast<std::uint64_t>(byte & 0x7F) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      if (byte == 0 && i > 0) return std::unexpected(corrupt("varint is not minimal"));
+      return value;
+    }
+  }
+  return std::unexpected(corrupt("varint longer than 9 bytes"));
+}
+
+void write_uvarint(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7F) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+std::string sha256(std::string_view data) {
+  std::array<unsigned char, 32> digest{};
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest.data()), 32);
+}
+
+Result<Cid> Cid::read_prefix(std::string_view bytes, std::size_t& consumed) {
+  std::size_t pos = 0;
+  auto version = read_uvarint(bytes, pos);
+  if (!version) return std::unexpected(version.error());
+  if (*version != 1) return std::unexpected(corrupt("only CIDv1 is accepted"));
+  auto codec = read_uvarint(bytes, pos);
+  if (!codec) return std::unexpected(codec.error());
+  auto hash = read_uvarint(bytes, pos);
+  if (!hash) return std::unexpected(hash.error());
+  auto length = read_uvarint(bytes, pos);
+  if (!length) return std::unexpected(length.error());
+  if (*length > 128) return std::unexpected(corrupt("CID digest longer than 128 bytes"));
+  if (*hash == kHashSha256 && *length != 32) {
+    return std::unexpected(corrupt("a sha2-256 digest is 32 bytes"));
+  }
+  if (bytes.size() - pos < *length) return std::unexpected(corrupt("CID digest runs past the end"));
+  Cid cid;
+  cid.digest_offset_ = pos;
+  pos += *length;
+  cid.bytes_.assign(bytes.substr(0, pos));
+  cid.codec_ = *codec;
+  cid.hash_code_ = *hash;
+  consumed = pos;
+  return cid;
+}
+
+Result<Cid> Cid::from_bytes(std::string_view bytes) {
+  std::size_t consumed = 0;
+  auto cid = read_prefix(bytes, consumed);
+  if (!cid) return cid;
+  if (consumed != bytes.size()) return std::unexpected(corrupt("bytes after the CID"));
+  return cid;
+}
+
+Result<Cid> Cid::parse(std::string_view text) {
+  if (text.size() < 2 || text[0] != 'b') {
+    return std::unexpected(Error{ErrorCode::kInvalidRequest, "a CID string is 'b' + base32"});
+  }
+  std::string bytes;
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : text.substr(1)) {
+    const int v = kBase32Values[static_cast<unsigned char>(c)];
+    if (v < 0)
+      return std::unexpected(Error{ErrorCode::kInvalidRequest, "CID string is not base32"});
+    buffer = (buffer << 5) | static_cast<std::uint32_t>(v);
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  auto cid = from_bytes(bytes);
+  if (!cid) return std::unexpected(Error{ErrorCode::kInvalidRequest, cid.error().message});
+  return cid;
+}
+
+Cid Cid::of_dag_cbor(std::string_view block) {
+  std::string bytes = {'\x01', '\x71', '\x12', '\x20'};
+  bytes += sha256(block);
+  return *from_bytes(bytes);
+}
+
+std::string Cid::str() const {
+  std::string out = "b";
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char byte : bytes_) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out.push_back(kBase32[(buffer >> bits) & 31]);
+    }
+  }
+  if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
+  return out;
+}
+
+bool Cid::matches(std::string_view block) const {
+  return hash_code_ == kHashSha256 && digest() == sha256(block);
+}
+
+}  // namespace bulleted::firehose

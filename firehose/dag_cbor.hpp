@@ -1,0 +1,71 @@
+// DAG-CBOR, strictly: definite lengths, minimal integer and length headers,
+// text-string map keys in canonical order (shorter first, then bytewise) with
+// no duplicates, no floats, no undefined, tag 42 only (a CID behind a 0x00
+// byte). Anything else is a kCorrupt error with a reason, never a crash.
+//
+// Values map to the AT Protocol's JSON form: CIDs as {"$link": "bafy..."},
+// bytes as {"$bytes": "<base64, no padding>"}.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "firehose/cid.hpp"
+#include "schema/error.hpp"
+
+namespace bulleted::firehose {
+
+struct DagBytes {
+  std::string data;
+  friend bool operator==(const DagBytes&, const DagBytes&) = default;
+};
+
+struct DagValue;
+using DagArray = std::vector<DagValue>;
+using DagMap = std::vector<std::pair<std::string, DagValue>>;  // canonical key order
+
+struct DagValue {
+  std::variant<std::nullptr_t, bool, std::int64_t, std::string, DagBytes, Cid, DagArray, DagMap>
+      value;
+
+  bool is_null() const { return std::holds_alternative<std::nullptr_t>(value); }
+  const std::string* as_text() const { return std::get_if<std::string>(&value); }
+  const std::int64_t* as_integer() const { return std::get_if<std::int64_t>(&value); }
+  const bool* as_bool() const { return std::get_if<bool>(&value); }
+  const Cid* as_cid() const { return std::get_if<Cid>(&value); }
+  const DagBytes* as_bytes() const { return std::get_if<DagBytes>(&value); }
+  const DagArray* as_array() const { return std::get_if<DagArray>(&value); }
+  const DagMap* as_map() const { return std::get_if<DagMap>(&value); }
+  // The value under `key` of a map, or nullptr (also when not a map).
+  const DagValue* find(std::string_view key) const;
+};
+
+struct DecodeLimits {
+  std::size_t max_depth = 64;
+};
+
+// Decodes exactly one item filling `bytes`.
+Result<DagValue> decode_dag_cbor(std::string_view bytes, const DecodeLimits& limits = {});
+// Decodes the first item of `bytes`; `consumed` receives its length.
+Result<DagValue> decode_dag_cbor_prefix(std::string_view bytes, std::size_t& consumed,
+                                        const DecodeLimits& limits = {});
+
+// Canonical DAG-CBOR bytes of `value` (map keys sorted, minimal headers).
+std::string encode_dag_cbor(const DagValue& value);
+
+// The JSON form of the data model.
+nlohmann::json to_json(const DagValue& value);
+// The data model from its JSON form: rejects floats that are not integers,
+// malformed $link/$bytes objects, blobs with missing or mistyped fields, and
+// $type values that are not non-empty strings.
+Result<DagValue> from_json(const nlohmann::json& json);
+
+// Canonical DAG-CBOR map-key order: shorter first, then bytewise.
+bool canonical_key_less(std::string_view a, std::string_view b);
+
+}  // namespace bulleted::firehose

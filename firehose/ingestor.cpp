@@ -1,0 +1,311 @@
+#include "firehose/ingestor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "schema/syntax.hpp"
+
+namespace bulleted::firehose {
+namespace {
+
+schema::RepoStatus status_of(const AccountEvent& account) {
+  if (account.active) return schema::RepoStatus::kActive;
+  if (account.status) {
+    if (auto known = schema::parse_repo_status(*account.status)) return *known;
+  }
+  // Inactive for a reason this app view does not know: hide, keep the rows.
+  return schema::RepoStatus::kSuspended;
+}
+
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_time_ms(std::string_view text) {
+  if (!schema::Datetime::parse(text)) return std::nullopt;
+  auto num = [&](std::size_t pos, std::size_t len) {
+    std::int64_t v = 0;
+    for (std::size_t i = pos; i < pos + len; ++i) v = v * 10 + (text[i] - '0');
+    return v;
+  };
+  std::int64_t ms = days_from_civil(num(0, 4), static_cast<unsigned>(num(5, 2)),
+                                    static_cast<unsigned>(num(8, 2))) *
+                    86'400'000;
+  ms += (num(11, 2) * 3600 + num(14, 2) * 60 + num(17, 2)) * 1000;
+  std::size_t pos = 19;
+  if (text[pos] == '.') {
+    std::int64_t fraction = 0;
+    int digits = 0;
+    for (++pos; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos) {
+      if (digits < 3) {
+        fraction = fraction * 10 + (text[pos] - '0');
+        ++digits;
+      }
+    }
+    while (digits++ < 3) fraction *= 10;
+    ms += fraction;
+  }
+  if (text[pos] != 'Z') {
+    const std::int64_t offset = (num(pos + 1, 2) * 60 + num(pos + 4, 2)) * 60'000;
+    ms += text[pos] == '+' ? -offset : offset;
+  }
+  return ms;
+}
+
+Ingestor::Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics& metrics)
+    : store_(store), options_(std::move(options)), metrics_(metrics) {}
+
+Result<void> Ingestor::start() {
+  auto cursor = store_.cursor(options_.source);
+  if (!cursor) return std::unexpected(cursor.error());
+  last_seq_ = *cursor;
+  if (last_seq_) metrics_.last_seq = *last_seq_;
+  return {};
+}
+
+std::optional<std::int64_t> Ingestor::resume_cursor() const { return last_seq_; }
+
+Result<std::optional<std::string>> Ingestor::known_rev(const std::string& did) {
+  if (auto it = revs_.find(did); it != revs_.end()) return it->second;
+  auto repo = store_.repo(did);
+  if (!repo) return std::unexpected(repo.error());
+  std::optional<std::string> rev = *repo ? (*repo)->rev : std::nullopt;
+  revs_.emplace(did, rev);
+  return rev;
+}
+
+void Ingestor::want_resync(const std::string& did, const std::string& why) {
+  if (resync_wanted_.insert(did).second) {
+    spdlog::warn("firehose: repo {} needs a resync: {}", did, why);
+    metrics_.resyncs_started++;
+    (void)store_.set_sync_state(did, schema::SyncState::kDesynchronized);
+  }
+  held_[did];  // start holding the repo's commits
+}
+
+std::vector<std::string> Ingestor::take_resync_requests() {
+  std::vector<std::string> out;
+  for (const auto& did : resync_wanted_) {
+    if (held_.contains(did)) out.push_back(did);
+  }
+  return out;
+}
+
+Result<void> Ingestor::request_full_resync() {
+  if (auto r = flush(); !r) return r;
+  auto dids = store_.repo_dids();
+  if (!dids) return std::unexpected(dids.error());
+  for (const auto& did : *dids) want_resync(did, "events may be missing");
+  return {};
+}
+
+void Ingestor::note_event(const FirehoseEvent& event) {
+  if (auto seq = event_seq(event)) {
+    last_seq_ = *seq;
+    pending_cursor_ = *seq;
+    pending_time_ = event_time(event);
+  }
+  ++batch_events_;
+}
+
+Result<void> Ingestor::add(FirehoseEvent event) {
+  const std::size_t type = event.index();
+  metrics_.received[type]++;
+  if (auto seq = event_seq(event); seq && last_seq_ && *seq <= *last_seq_) {
+    metrics_.duplicate_events++;
+    metrics_.skipped[type]++;
+    return {};
+  }
+  note_event(event);
+  if (auto* commit = std::get_if<CommitEvent>(&event)) {
+    if (auto r = add_commit(std::move(*commit), false); !r) return r;
+  } else if (auto* sync = std::get_if<SyncEvent>(&event)) {
+    if (auto r = add_sync(*sync); !r) return r;
+  } else if (auto* identity = std::get_if<IdentityEvent>(&event)) {
+    if (identity->handle && schema::Handle::parse(*identity->handle)) {
+      batch_.handles.emplace_back(identity->did, *identity->handle);
+    }
+    metrics_.applied[type]++;
+  } else if (auto* account = std::get_if<AccountEvent>(&event)) {
+    if (auto r = add_account(*account); !r) return r;
+  } else if (auto* info = std::get_if<InfoEvent>(&event)) {
+    spdlog::warn("firehose: #info {}: {}", info->name, info->message.value_or(""));
+    if (info->name == "OutdatedCursor") {
+      if (auto r = request_full_resync(); !r) return r;
+    }
+    metrics_.applied[type]++;
+  } else {
+    metrics_.skipped[type]++;
+  }
+  return maybe_flush();
+}
+
+Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
+  constexpr std::size_t kCommit = 0;
+  const std::string did = commit.repo;
+  if (!replaying) {
+    if (auto held = held_.find(did); held != held_.end()) {
+      if (held->second.size() < options_.max_held_commits) {
+        held->second.push_back(std::move(commit));
+      } else {
+        metrics_.skipped[kCommit]++;  // the resync's snapshot covers it
+      }
+      return {};
+    }
+  }
+  auto known = known_rev(did);
+  if (!known) return std::unexpected(known.error());
+  if (*known && commit.rev <= **known) {
+    metrics_.skipped[kCommit]++;
+    return {};
+  }
+  if (!replaying && *known && commit.since && *commit.since != **known) {
+    want_resync(
+        did, "commit " + commit.rev + " follows " + *commit.since + ", the index has " + **known);
+    held_[did].push_back(std::move(commit));
+    return {};
+  }
+  auto records = commit_records(commit);
+  if (!records) {
+    metrics_.errored[kCommit]++;
+    spdlog::warn("firehose: commit {} of {} is unreadable: {}", commit.rev, did,
+                 records.error().message);
+    want_resync(did, "unreadable commit");
+    return {};
+  }
+  for (const auto& reason : records->rejected) {
+    metrics_.records_rejected++;
+    spdlog::info("firehose: rejected a record of {}: {}", did, reason);
+  }
+  if (records->gap && !replaying) {
+    want_resync(did, *records->gap);
+    held_[did].push_back(std::move(commit));
+    return {};
+  }
+  if (!records->read_car) {
+    metrics_.skipped[kCommit]++;
+  } else {
+    metrics_.applied[kCommit]++;
+  }
+  for (auto& op : records->ops) batch_.ops.push_back(std::move(op));
+  batch_.repo_revs.emplace_back(did, commit.rev);
+  revs_[did] = commit.rev;
+  return {};
+}
+
+Result<void> Ingestor::add_sync(const SyncEvent& sync) {
+  constexpr std::size_t kSync = 1;
+  auto known = known_rev(sync.did);
+  if (!known) return std::unexpected(known.error());
+  if (*known && **known == sync.rev) {
+    metrics_.skipped[kSync]++;
+    return {};
+  }
+  if (*known && sync.rev < **known) {
+    metrics_.skipped[kSync]++;  // an older announcement
+    return {};
+  }
+  metrics_.applied[kSync]++;
+  want_resync(sync.did, "#sync announces rev " + sync.rev);
+  return {};
+}
+
+Result<void> Ingestor::add_account(const AccountEvent& account) {
+  constexpr std::size_t kAccount = 3;
+  const auto status = status_of(account);
+  batch_.statuses.emplace_back(account.did, status);
+  if (status == schema::RepoStatus::kDeleted) {
+    revs_[account.did] = std::nullopt;
+    held_.erase(account.did);
+    resync_wanted_.erase(account.did);
+  }
+  metrics_.applied[kAccount]++;
+  // Later ops must not be applied before this status: end the batch here.
+  return flush();
+}
+
+Result<void> Ingestor::maybe_flush() {
+  if (batch_.ops.size() >= options_.max_batch_ops || batch_events_ >= options_.max_batch_events) {
+    return flush();
+  }
+  return {};
+}
+
+Result<void> Ingestor::flush() {
+  if (batch_.empty() && !pending_cursor_) return {};
+  if (pending_cursor_) batch_.cursor = std::make_pair(options_.source, *pending_cursor_);
+  auto outcome = store_.apply(batch_);
+  if (!outcome) {
+    // Keep the batch: the caller retries once the store is writable again.
+    metrics_.apply_failures++;
+    return std::unexpected(outcome.error());
+  }
+  metrics_.ops_applied += outcome->applied;
+  metrics_.ops_stale += outcome->stale;
+  metrics_.batches++;
+  if (pending_cursor_) metrics_.last_seq = *pending_cursor_;
+  if (pending_time_) {
+    if (auto when = parse_time_ms(*pending_time_)) {
+      const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      metrics_.lag_ms = now - *when;
+    }
+  }
+  batch_ = schema::ApplyBatch{};
+  batch_events_ = 0;
+  pending_cursor_.reset();
+  pending_time_.reset();
+  return {};
+}
+
+Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
+  if (auto r = flush(); !r) return r;
+  auto indexed = store_.indexed_records(snapshot.did);
+  if (!indexed) return std::unexpected(indexed.error());
+  schema::ApplyBatch batch;
+  batch.ops = resync_ops(snapshot, *indexed);
+  batch.repo_revs.emplace_back(snapshot.did, snapshot.rev);
+  for (const auto& reason : snapshot.rejected) {
+    metrics_.records_rejected++;
+    spdlog::info("firehose: rejected a record of {}: {}", snapshot.did, reason);
+  }
+  auto outcome = store_.apply(batch);
+  if (!outcome) return std::unexpected(outcome.error());
+  metrics_.ops_applied += outcome->applied;
+  metrics_.ops_stale += outcome->stale;
+  if (auto r = store_.set_sync_state(snapshot.did, schema::SyncState::kSynced); !r) return r;
+  spdlog::info("firehose: resynced {} at rev {}: {} ops", snapshot.did, snapshot.rev,
+               outcome->applied);
+  metrics_.resyncs_done++;
+  revs_[snapshot.did] = snapshot.rev;
+  resync_wanted_.erase(snapshot.did);
+  auto held = std::move(held_[snapshot.did]);
+  held_.erase(snapshot.did);
+  for (auto& commit : held) {
+    if (commit.rev <= snapshot.rev) continue;
+    if (auto r = add_commit(std::move(commit), true); !r) return r;
+  }
+  return flush();
+}
+
+Result<void> Ingestor::abandon_resync(const std::string& did) {
+  metrics_.resyncs_failed++;
+  resync_wanted_.erase(did);
+  auto held = std::move(held_[did]);
+  held_.erase(did);
+  for (auto& commit : held) {
+    if (auto r = add_commit(std::move(commit), true); !r) return r;
+  }
+  return flush();
+}
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,88 @@
+// Ingest logic: decoded firehose events in, index batches out. No sockets:
+// the consumer feeds it, tests feed it fixture frames directly.
+//
+// Events are gathered into batches (one SQLite transaction each, with the
+// cursor of the last event in it) and flushed when a batch is full or the
+// caller says so. Each repo's commits are checked against the stored rev
+// (`since`); a gap, a missing block or a #sync naming another rev marks the
+// repo desynchronized and asks for a resync, and that repo's commits are held
+// until the resync is applied (then replayed if newer than the snapshot).
+//
+// Not thread-safe: one thread owns an Ingestor.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "firehose/frame.hpp"
+#include "firehose/metrics.hpp"
+#include "firehose/records.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::firehose {
+
+struct IngestOptions {
+  std::string source = "firehose";        // cursor name in the store
+  std::size_t max_batch_ops = 2000;       // node ops in one transaction
+  std::size_t max_batch_events = 500;     // events in one transaction
+  std::size_t max_held_commits = 10'000;  // per repo, while it resyncs
+};
+
+class Ingestor {
+ public:
+  Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics& metrics);
+
+  // Loads the stored cursor; call once before add().
+  Result<void> start();
+  // The cursor to resume from (the seq of the last event taken in, applied
+  // or pending).
+  std::optional<std::int64_t> resume_cursor() const;
+
+  // Takes one event. May apply a full batch.
+  Result<void> add(FirehoseEvent event);
+  // Applies whatever is pending.
+  Result<void> flush();
+  bool has_pending() const { return !batch_.empty() || pending_cursor_.has_value(); }
+
+  // Repos that need a resync (taken once each).
+  std::vector<std::string> take_resync_requests();
+  // Every repo the index knows (after OutdatedCursor/FutureCursor).
+  Result<void> request_full_resync();
+  // Applies a fetched snapshot, then replays the repo's held commits.
+  Result<void> apply_resync(const RepoSnapshot& snapshot);
+  // A resync that could not be fetched: the repo stays desynchronized and its
+  // held commits are applied as they are (better than dropping them).
+  Result<void> abandon_resync(const std::string& did);
+
+ private:
+  Result<void> add_commit(CommitEvent commit, bool replaying);
+  Result<void> add_sync(const SyncEvent& sync);
+  Result<void> add_account(const AccountEvent& account);
+  Result<std::optional<std::string>> known_rev(const std::string& did);
+  void want_resync(const std::string& did, const std::string& why);
+  void note_event(const FirehoseEvent& event);
+  Result<void> maybe_flush();
+
+  schema::Store& store_;
+  IngestOptions options_;
+  FirehoseMetrics& metrics_;
+  schema::ApplyBatch batch_;
+  std::size_t batch_events_ = 0;
+  std::optional<std::int64_t> pending_cursor_;
+  std::optional<std::string> pending_time_;
+  std::optional<std::int64_t> last_seq_;
+  std::map<std::string, std::optional<std::string>> revs_;  // did -> newest rev seen
+  std::map<std::string, std::deque<CommitEvent>> held_;     // repos awaiting resync
+  std::set<std::string> resync_wanted_;
+};
+
+// Milliseconds since the epoch of an RFC 3339 time ("...Z" or an offset),
+// nullopt when unparseable.
+std::optional<std::int64_t> parse_time_ms(std::string_view text);
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,105 @@
+#include "firehose/mst.hpp"
+
+#include <bit>
+#include <unordered_set>
+
+#include "firehose/dag_cbor.hpp"
+
+namespace bulleted::firehose {
+namespace {
+
+Error corrupt(std::string message) {
+  return Error{ErrorCode::kCorrupt, "MST: " + std::move(message)};
+}
+
+class Walker {
+ public:
+  Walker(const CarFile& car, const MstLimits& limits) : car_(car), limits_(limits) {}
+
+  Result<void> visit(const Cid& cid, std::size_t depth) {
+    if (depth > limits_.max_depth) return std::unexpected(corrupt("tree deeper than allowed"));
+    if (++nodes_ > limits_.max_nodes) return std::unexpected(corrupt("more nodes than allowed"));
+    if (!seen_.insert(cid.bytes()).second)
+      return std::unexpected(corrupt("a node is reached twice"));
+    auto block = car_.block(cid);
+    if (!block) return std::unexpected(corrupt(block.error().message));
+    auto node = decode_dag_cbor(*block);
+    if (!node) return std::unexpected(corrupt(node.error().message));
+    const DagValue* left = node->find("l");
+    const DagValue* entries = node->find("e");
+    if (left == nullptr || entries == nullptr || entries->as_array() == nullptr) {
+      return std::unexpected(corrupt("a node is {l, e}"));
+    }
+    if (const Cid* l = left->as_cid()) {
+      if (auto r = visit(*l, depth + 1); !r) return r;
+    } else if (!left->is_null()) {
+      return std::unexpected(corrupt("l is a CID or null"));
+    }
+    std::string key;  // keys within a node are prefix-compressed against the previous one
+    for (const auto& entry : *entries->as_array()) {
+      const DagValue* p = entry.find("p");
+      const DagValue* k = entry.find("k");
+      const DagValue* v = entry.find("v");
+      const DagValue* t = entry.find("t");
+      if (p == nullptr || p->as_integer() == nullptr || k == nullptr || k->as_bytes() == nullptr ||
+          v == nullptr || v->as_cid() == nullptr || t == nullptr) {
+        return std::unexpected(corrupt("an entry is {p, k, v, t}"));
+      }
+      const std::int64_t prefix = *p->as_integer();
+      if (prefix < 0 || static_cast<std::size_t>(prefix) > key.size()) {
+        return std::unexpected(corrupt("prefix longer than the previous key"));
+      }
+      key = key.substr(0, static_cast<std::size_t>(prefix)) + k->as_bytes()->data;
+      if (!out_.empty() && !(out_.back().key < key)) {
+        return std::unexpected(corrupt("keys out of order at " + key));
+      }
+      out_.push_back(MstEntry{key, *v->as_cid()});
+      if (const Cid* right = t->as_cid()) {
+        if (auto r = visit(*right, depth + 1); !r) return r;
+      } else if (!t->is_null()) {
+        return std::unexpected(corrupt("t is a CID or null"));
+      }
+    }
+    return {};
+  }
+
+  std::vector<MstEntry> take() { return std::move(out_); }
+
+ private:
+  const CarFile& car_;
+  MstLimits limits_;
+  std::size_t nodes_ = 0;
+  std::unordered_set<std::string> seen_;
+  std::vector<MstEntry> out_;
+};
+
+}  // namespace
+
+Result<std::vector<MstEntry>> walk_mst(const CarFile& car, const Cid& root,
+                                       const MstLimits& limits) {
+  Walker walker(car, limits);
+  if (auto r = walker.visit(root, 0); !r) return std::unexpected(r.error());
+  return walker.take();
+}
+
+int mst_key_height(std::string_view key) {
+  const std::string digest = sha256(key);
+  int zeros = 0;
+  for (unsigned char byte : digest) {
+    if (byte == 0) {
+      zeros += 8;
+      continue;
+    }
+    zeros += std::countl_zero(byte);
+    break;
+  }
+  return zeros / 2;
+}
+
+std::size_t common_prefix_length(std::string_view a, std::string_view b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,158 @@
+#include "firehose/records.hpp"
+
+#include <map>
+#include <set>
+
+#include "firehose/car.hpp"
+#include "firehose/dag_cbor.hpp"
+#include "firehose/mst.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::firehose {
+namespace {
+
+schema::RecordOp delete_op(const std::string& did, const std::string& rkey,
+                           const std::string& rev) {
+  schema::RecordOp op;
+  op.kind = schema::OpKind::kDelete;
+  op.did = did;
+  op.rkey = rkey;
+  op.rev = rev;
+  return op;
+}
+
+}  // namespace
+
+std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block) {
+  auto value = decode_dag_cbor(block);
+  if (!value) return std::unexpected(value.error().message);
+  return schema::parse_node_record(to_json(*value));
+}
+
+Result<CommitRecords> commit_records(const CommitEvent& commit) {
+  CommitRecords out;
+  bool any = false;
+  for (const auto& op : commit.ops) any = any || op.collection == schema::kNodeCollection;
+  if (!any) return out;
+  out.read_car = true;
+  auto car = CarFile::parse(commit.blocks);
+  if (!car) return std::unexpected(car.error());
+  for (std::size_t i = 0; i < commit.ops.size(); ++i) {
+    const CommitOp& op = commit.ops[i];
+    if (op.collection != schema::kNodeCollection) continue;
+    if (!schema::RecordKey::parse(op.rkey)) {
+      out.rejected.push_back("record key '" + op.rkey + "' is not valid");
+      continue;
+    }
+    if (op.action == "delete") {
+      out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev));
+      continue;
+    }
+    if (!op.cid) {
+      out.rejected.push_back(op.action + " of " + op.rkey + " has no cid");
+      continue;
+    }
+    auto block = car->block(*op.cid);
+    if (!block) {
+      // Legitimate only when a later op of this commit deletes the same path.
+      bool deleted_later = false;
+      for (std::size_t k = i + 1; k < commit.ops.size(); ++k) {
+        deleted_later = deleted_later || (commit.ops[k].action == "delete" &&
+                                          commit.ops[k].collection == op.collection &&
+                                          commit.ops[k].rkey == op.rkey);
+      }
+      if (deleted_later) continue;
+      out.gap = "record block " + op.cid->str() + " of " + op.rkey + " is missing";
+      continue;
+    }
+    auto record = parse_record_block(*block);
+    if (!record) {
+      out.rejected.push_back(op.rkey + ": " + record.error());
+      out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev));
+      continue;
+    }
+    schema::RecordOp upsert;
+    upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+    upsert.did = commit.repo;
+    upsert.rkey = op.rkey;
+    upsert.rev = commit.rev;
+    upsert.cid = op.cid->str();
+    upsert.record = std::move(*record);
+    out.ops.push_back(std::move(upsert));
+  }
+  return out;
+}
+
+Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did) {
+  auto car = CarFile::parse(car_bytes);
+  if (!car) return std::unexpected(car.error());
+  if (car->roots().size() != 1) return fail(ErrorCode::kCorrupt, "a repo CAR has one root");
+  auto commit_block = car->block(car->roots()[0]);
+  if (!commit_block) return std::unexpected(commit_block.error());
+  auto commit = decode_dag_cbor(*commit_block);
+  if (!commit) return std::unexpected(commit.error());
+  const DagValue* did = commit->find("did");
+  const DagValue* rev = commit->find("rev");
+  const DagValue* data = commit->find("data");
+  if (did == nullptr || did->as_text() == nullptr || rev == nullptr || rev->as_text() == nullptr ||
+      data == nullptr || data->as_cid() == nullptr) {
+    return fail(ErrorCode::kCorrupt, "the root is not a repo commit {did, rev, data}");
+  }
+  if (*did->as_text() != expected_did) {
+    return fail(ErrorCode::kCorrupt,
+                "the repo belongs to " + *did->as_text() + ", not " + std::string(expected_did));
+  }
+  auto entries = walk_mst(*car, *data->as_cid());
+  if (!entries) return std::unexpected(entries.error());
+  RepoSnapshot snapshot{std::string(expected_did), *rev->as_text(), {}, {}};
+  const std::string prefix = std::string(schema::kNodeCollection) + "/";
+  for (const auto& entry : *entries) {
+    if (!entry.key.starts_with(prefix)) continue;
+    RepoSnapshot::Record record{entry.key.substr(prefix.size()), entry.value.str(), std::nullopt};
+    if (!schema::RecordKey::parse(record.rkey)) {
+      snapshot.rejected.push_back("record key '" + record.rkey + "' is not valid");
+      continue;
+    }
+    auto block = car->block(entry.value);
+    if (!block) return std::unexpected(block.error());
+    auto parsed = parse_record_block(*block);
+    if (parsed) {
+      record.record = std::move(*parsed);
+    } else {
+      snapshot.rejected.push_back(record.rkey + ": " + parsed.error());
+    }
+    snapshot.records.push_back(std::move(record));
+  }
+  return snapshot;
+}
+
+std::vector<schema::RecordOp> resync_ops(const RepoSnapshot& snapshot,
+                                         const std::vector<schema::IndexedRecord>& indexed) {
+  std::map<std::string, const schema::IndexedRecord*> current;
+  for (const auto& row : indexed) current.emplace(row.rkey, &row);
+  std::vector<schema::RecordOp> ops;
+  std::set<std::string> present;
+  for (const auto& record : snapshot.records) {
+    present.insert(record.rkey);
+    auto it = current.find(record.rkey);
+    if (!record.record) {
+      if (it != current.end()) ops.push_back(delete_op(snapshot.did, record.rkey, snapshot.rev));
+      continue;
+    }
+    if (it != current.end() && it->second->cid == record.cid) continue;
+    schema::RecordOp op;
+    op.kind = it == current.end() ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+    op.did = snapshot.did;
+    op.rkey = record.rkey;
+    op.rev = snapshot.rev;
+    op.cid = record.cid;
+    op.record = *record.record;
+    ops.push_back(std::move(op));
+  }
+  for (const auto& row : indexed) {
+    if (!present.contains(row.rkey)) ops.push_back(delete_op(snapshot.did, row.rkey, snapshot.rev));
+  }
+  return ops;
+}
+
+}  // namespace bulleted::firehose

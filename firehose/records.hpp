@@ -1,0 +1,60 @@
+// From repo data to store ops: the app.bulleted.node ops of a commit, and the
+// records of a whole repo (a getRepo CAR) diffed against the index.
+//
+// A record that fails validation becomes a delete at its rev (the record in
+// the repo is not a valid node, so no older version may be shown), and its
+// reason is reported for logs and counters.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "firehose/frame.hpp"
+#include "schema/error.hpp"
+#include "schema/node_record.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::firehose {
+
+// A record block (DAG-CBOR) as a node record; the error is a reason.
+std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block);
+
+struct CommitRecords {
+  std::vector<schema::RecordOp> ops;
+  std::vector<std::string> rejected;  // one reason per rejected record
+  bool read_car = false;              // false when no op touched app.bulleted.node
+  // Set when the commit cannot be applied as it stands (a record block that
+  // should be present is not): the repo must be re-synced.
+  std::optional<std::string> gap;
+};
+
+// The store ops of a commit's app.bulleted.node ops, in order. kCorrupt when
+// the CAR cannot be read.
+Result<CommitRecords> commit_records(const CommitEvent& commit);
+
+struct RepoSnapshot {
+  std::string did;
+  std::string rev;
+  struct Record {
+    std::string rkey;
+    std::string cid;
+    std::optional<schema::NodeRecord> record;  // nullopt: rejected
+  };
+  std::vector<Record> records;
+  std::vector<std::string> rejected;
+};
+
+// Reads a whole repo (com.atproto.sync.getRepo): the commit named by the root,
+// an MST walk, and every app.bulleted.node record. The commit must be
+// `expected_did`'s.
+Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did);
+
+// The ops that turn the index's view of a repo into `snapshot`: creates and
+// updates for records that are new or changed, deletes for records the repo
+// no longer has. All at the snapshot's rev, so anything newer wins.
+std::vector<schema::RecordOp> resync_ops(const RepoSnapshot& snapshot,
+                                         const std::vector<schema::IndexedRecord>& indexed);
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,139 @@
+// DAG-CBOR against the protocol's data-model fixtures, and the strictness
+// rules on hand-made bytes.
+#include "firehose/dag_cbor.hpp"
+
+#include <gtest/gtest.h>
+
+#include "schema/base64.hpp"
+#include "tests/support/files.hpp"
+
+namespace bulleted::firehose {
+namespace {
+
+using nlohmann::json;
+
+std::string bytes_of(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out.push_back(static_cast<char>(v));
+  return out;
+}
+
+TEST(DagCbor, InteropFixturesDecodeToTheirJsonAndCid) {
+  const json fixtures =
+      testing::read_json(testing::fixture_path("interop/data-model/data-model-fixtures.json"));
+  ASSERT_FALSE(fixtures.empty());
+  for (const auto& fixture : fixtures) {
+    const auto bytes = schema::base64_decode(fixture["cbor_base64"].get<std::string>(),
+                                             schema::Base64Alphabet::kStandard);
+    ASSERT_TRUE(bytes.has_value());
+    auto value = decode_dag_cbor(*bytes);
+    ASSERT_TRUE(value.has_value()) << value.error().message;
+    EXPECT_EQ(to_json(*value), fixture["json"]);
+    EXPECT_EQ(Cid::of_dag_cbor(*bytes).str(), fixture["cid"].get<std::string>());
+    // And back: JSON -> data model -> canonical bytes.
+    auto from = from_json(fixture["json"]);
+    ASSERT_TRUE(from.has_value()) << from.error().message;
+    EXPECT_EQ(encode_dag_cbor(*from), *bytes);
+  }
+}
+
+TEST(DagCbor, InteropValidAndInvalidJson) {
+  const json valid =
+      testing::read_json(testing::fixture_path("interop/data-model/data-model-valid.json"));
+  const json invalid =
+      testing::read_json(testing::fixture_path("interop/data-model/data-model-invalid.json"));
+  ASSERT_FALSE(valid.empty());
+  ASSERT_FALSE(invalid.empty());
+  for (const auto& c : valid) {
+    auto value = from_json(c["json"]);
+    EXPECT_TRUE(value.has_value()) << c["note"] << ": " << value.error().message;
+    if (value) {
+      // What is valid also survives a round trip through bytes.
+      auto back = decode_dag_cbor(encode_dag_cbor(*value));
+      ASSERT_TRUE(back.has_value());
+      EXPECT_EQ(encode_dag_cbor(*back), encode_dag_cbor(*value));
+    }
+  }
+  for (const auto& c : invalid) EXPECT_FALSE(from_json(c["json"]).has_value()) << c["note"];
+}
+
+TEST(DagCbor, RefusesWhatIsNotStrictDagCbor) {
+  const std::string cid_bytes = Cid::of_dag_cbor("x").bytes();
+  std::string bad_tag = bytes_of({0xd8, 0x2b, 0x41, 0x00});  // tag 43
+  struct Case {
+    std::string bytes;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {bytes_of({0xbf, 0x61, 0x61, 0x01, 0xff}), "indefinite-length map"},
+      {bytes_of({0x9f, 0x01, 0xff}), "indefinite-length array"},
+      {bytes_of({0x7f, 0x61, 0x61, 0xff}), "indefinite-length text"},
+      {bytes_of({0xf9, 0x3c, 0x00}), "floats"},
+      {bytes_of({0xfb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0}), "floats"},
+      {bytes_of({0xf7}), "undefined"},
+      {bytes_of({0x18, 0x05}), "non-minimal"},
+      {bytes_of({0x19, 0x00, 0x10}), "non-minimal"},
+      {bytes_of({0x78, 0x01, 0x61}), "non-minimal"},
+      {bytes_of({0xa2, 0x61, 0x62, 0x01, 0x61, 0x61, 0x02}), "canonical order"},
+      {bytes_of({0xa2, 0x62, 0x61, 0x61, 0x01, 0x61, 0x62, 0x02}), "canonical order"},
+      {bytes_of({0xa2, 0x61, 0x61, 0x01, 0x61, 0x61, 0x02}), "duplicate"},
+      {bytes_of({0xa1, 0x01, 0x02}), "map keys must be text"},
+      {bad_tag, "only tag 42"},
+      {bytes_of({0xd8, 0x2a, 0x01}), "tag 42 must hold bytes"},
+      {bytes_of({0xd8, 0x2a, 0x42, 0x01, 0x02}), "0x00"},
+      {bytes_of({0x1b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}), "signed 64-bit"},
+      {bytes_of({0x9a, 0xff, 0xff, 0xff, 0xff}), "longer than the input"},
+      {bytes_of({0x62, 0xc3, 0x28}), "UTF-8"},
+      {bytes_of({0x83, 0x01, 0x02}), "truncated"},
+      {bytes_of({0x01, 0x02}), "bytes after the item"},
+      {std::string(), "empty"},
+  };
+  for (const auto& c : cases) {
+    auto value = decode_dag_cbor(c.bytes);
+    ASSERT_FALSE(value.has_value()) << "accepted; expected " << c.reason;
+    EXPECT_EQ(value.error().code, ErrorCode::kCorrupt);
+    EXPECT_NE(value.error().message.find(c.reason), std::string::npos)
+        << "'" << value.error().message << "' lacks '" << c.reason << "'";
+  }
+  // A CID behind tag 42 decodes.
+  std::string link = bytes_of({0xd8, 0x2a, 0x58, static_cast<int>(cid_bytes.size() + 1), 0x00});
+  link += cid_bytes;
+  auto value = decode_dag_cbor(link);
+  ASSERT_TRUE(value.has_value()) << value.error().message;
+  ASSERT_NE(value->as_cid(), nullptr);
+  EXPECT_EQ(value->as_cid()->bytes(), cid_bytes);
+}
+
+TEST(DagCbor, DeepNestingIsRefusedNotOverflowed) {
+  std::string deep(100'000, static_cast<char>(0x81));  // [[[[...
+  deep.push_back(0x01);
+  auto value = decode_dag_cbor(deep);
+  ASSERT_FALSE(value.has_value());
+  EXPECT_NE(value.error().message.find("nested too deeply"), std::string::npos);
+}
+
+TEST(Cid, StringAndBinaryForms) {
+  const Cid cid = Cid::of_dag_cbor("hello");
+  EXPECT_EQ(cid.codec(), kCodecDagCbor);
+  EXPECT_EQ(cid.hash_code(), kHashSha256);
+  EXPECT_TRUE(cid.matches("hello"));
+  EXPECT_FALSE(cid.matches("hello!"));
+  auto parsed = Cid::parse(cid.str());
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(*parsed, cid);
+  EXPECT_EQ(cid.str().substr(0, 7), "bafyrei");
+  // A raw-codec CID (blobs) parses as well.
+  auto raw = Cid::parse("bafkreiccldh766hwcnuxnf2wh6jgzepf2nlu2lvcllt63eww5p6chi4ity");
+  ASSERT_TRUE(raw.has_value());
+  EXPECT_EQ(raw->codec(), kCodecRaw);
+  for (std::string bad : {"", "b", "Qmabc", "bafyrei!", "bafyreiccldh766"}) {
+    EXPECT_FALSE(Cid::parse(bad).has_value()) << bad;
+  }
+  std::size_t pos = 0;
+  EXPECT_FALSE(read_uvarint(bytes_of({0x80, 0x00}), pos).has_value());  // not minimal
+  pos = 0;
+  EXPECT_EQ(*read_uvarint(bytes_of({0x80, 0x01}), pos), 128u);
+}
+
+}  // namespace
+}  // namespace bulleted::firehose
