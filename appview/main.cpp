@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "appview/cli/backfill_command.hpp"
 #include "appview/cli/keys_command.hpp"
 #include "appview/cli/serve_command.hpp"
 
@@ -11,8 +12,10 @@ namespace {
 constexpr const char* kUsage =
     "usage: bulleted-appview <command> [options]\n"
     "commands:\n"
-    "  serve [--config FILE] [--port N] [--bind ADDR] [--db PATH] ...\n"
+    "  serve [--config FILE] [--port N] [--bind ADDR] [--db PATH] [--mode local|pds]\n"
+    "        [--firehose URL] [--plc URL] [--handle-resolver URL]\n"
     "                            run the app view\n"
+    "  backfill DID [--pds URL]   index a whole repo from its PDS (getRepo)\n"
     "  keys between A B [--n N] [--seed S]\n"
     "                            print order keys strictly between A and B ('-' = open)\n"
     "  keys validate KEY...      print 'ok' or 'invalid: <reason>' for each key\n";
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(words.begin() + 1, words.end());
   if (command == "keys") return bulleted::cli::run_keys_command(rest, std::cout, std::cerr);
   if (command == "serve") return bulleted::cli::run_serve_command(rest, std::cout, std::cerr);
+  if (command == "backfill") return bulleted::cli::run_backfill_command(rest, std::cout, std::cerr);
   std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/install-deps.sh
 ./tests/js/install.sh
+./tests/e2e/pds/install.sh
 ./scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900

@@ -1,21 +1,92 @@
 #include "appview/cli/serve_command.hpp"
 
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <memory>
 #include <ostream>
 
 #include "appview/cli/args.hpp"
+#include "appview/config.hpp"
+#include "appview/logging.hpp"
+#include "firehose/consumer.hpp"
+#include "schema/store.hpp"
 
 namespace bulleted::cli {
+namespace {
 
-int run_serve_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  auto args = parse_args(argv, ArgSpec{.valued = {"config", "port", "bind", "db", "mode",
-                                                  "firehose", "plc", "handle-resolver"},
-                                       .switches = {}});
+firehose::ConsumerOptions consumer_options(const appview::Config& config) {
+  firehose::ConsumerOptions options;
+  options.url = *config.firehose_url;
+  options.db_path = config.db_path;
+  options.ingest.max_batch_ops = static_cast<std::size_t>(config.firehose_max_batch_ops);
+  options.ingest.max_batch_events = static_cast<std::size_t>(config.firehose_max_batch_events);
+  options.queue_frames = static_cast<std::size_t>(config.firehose_queue_frames);
+  options.max_batch_latency = std::chrono::milliseconds(config.firehose_max_batch_latency_ms);
+  options.reconnect_min = std::chrono::milliseconds(config.firehose_reconnect_min_ms);
+  options.reconnect_max = std::chrono::milliseconds(config.firehose_reconnect_max_ms);
+  options.session.idle_timeout = std::chrono::seconds(config.firehose_idle_timeout_seconds);
+  options.repo_service_url = config.repo_service_url.value_or("");
+  options.fetch_timeout = std::chrono::seconds(config.fetch_timeout_seconds);
+  return options;
+}
+
+}  // namespace
+
+int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*/,
+                      std::ostream& err) {
+  // Before any thread exists: SIGINT/SIGTERM are waited for with sigwait on
+  // this thread, and a closed socket never kills the process.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto args = parse_args(argv, appview::config_arg_spec());
   if (!args) {
     err << "error: " << args.error() << "\n";
     return 2;
   }
-  out << "bulleted-appview: the HTTP server is not built yet; this build offers the order-key "
-         "commands (`bulleted-appview keys --help`). Nothing is listening.\n";
+  auto config = appview::load_config(*args);
+  if (!config) {
+    err << "error: " << config.error().message << "\n";
+    return 2;
+  }
+  appview::configure_logging(config->log_level, config->log_format);
+  spdlog::info("bulleted-appview starting with {}", appview::to_json(*config, true).dump());
+
+  if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
+    std::error_code ignored;
+    std::filesystem::create_directories(parent, ignored);
+  }
+  auto store = schema::Store::open(config->db_path, {.busy_timeout_ms = config->busy_timeout_ms});
+  if (!store) {
+    spdlog::error("cannot open the database {}: {}", config->db_path, store.error().message);
+    return 1;
+  }
+  spdlog::info("database {} at schema version {}", config->db_path,
+               schema::Store::schema_version());
+
+  firehose::FirehoseMetrics metrics;
+  std::unique_ptr<firehose::FirehoseConsumer> consumer;
+  if (config->firehose_url) {
+    consumer = std::make_unique<firehose::FirehoseConsumer>(consumer_options(*config), metrics);
+    if (auto r = consumer->start(); !r) {
+      spdlog::error("cannot start the firehose consumer: {}", r.error().message);
+      return 1;
+    }
+  } else {
+    spdlog::info("no firehose configured (firehose.url, --firehose): not following the network");
+  }
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (consumer) consumer->stop();
+  spdlog::info("stopped");
   return 0;
 }
 

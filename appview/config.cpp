@@ -1,0 +1,275 @@
+#include "appview/config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace bulleted::appview {
+namespace {
+
+Error bad(const std::string& message) { return Error{ErrorCode::kInvalidRequest, message}; }
+
+// One setting: where it lives in the file, its environment variable and
+// flag (either may be empty), and how to read it from a JSON value.
+struct Setting {
+  std::string file_key;  // "section.key"
+  std::string env;
+  std::string flag;
+  std::function<std::optional<std::string>(Config&, const nlohmann::json&)> set;
+};
+
+template <class T>
+std::function<std::optional<std::string>(Config&, const nlohmann::json&)> integer(T Config::*field,
+                                                                                  long min,
+                                                                                  long max) {
+  return
+      [field, min, max](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+        long parsed = 0;
+        if (value.is_number_integer()) {
+          parsed = value.get<long>();
+        } else if (value.is_string()) {
+          const std::string text = value.get<std::string>();
+          std::size_t used = 0;
+          try {
+            parsed = std::stol(text, &used);
+          } catch (...) {
+            return "is not an integer";
+          }
+          if (used != text.size()) return "is not an integer";
+        } else {
+          return "is not an integer";
+        }
+        if (parsed < min || parsed > max) {
+          return "must be from " + std::to_string(min) + " to " + std::to_string(max);
+        }
+        config.*field = static_cast<T>(parsed);
+        return std::nullopt;
+      };
+}
+
+std::function<std::optional<std::string>(Config&, const nlohmann::json&)> text(
+    std::string Config::*field, std::set<std::string> allowed = {}) {
+  return
+      [field, allowed](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+        if (!value.is_string()) return "is not a string";
+        const std::string v = value.get<std::string>();
+        if (!allowed.empty() && !allowed.contains(v)) {
+          std::string list;
+          for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+          return "must be one of " + list;
+        }
+        if (v.empty()) return "is empty";
+        config.*field = v;
+        return std::nullopt;
+      };
+}
+
+std::function<std::optional<std::string>(Config&, const nlohmann::json&)> optional_url(
+    std::optional<std::string> Config::*field, std::vector<std::string> schemes) {
+  return
+      [field, schemes](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+        if (value.is_null()) {
+          config.*field = std::nullopt;
+          return std::nullopt;
+        }
+        if (!value.is_string()) return "is not a string";
+        const std::string v = value.get<std::string>();
+        if (v.empty()) {
+          config.*field = std::nullopt;
+          return std::nullopt;
+        }
+        for (const auto& scheme : schemes) {
+          if (v.rfind(scheme + "://", 0) == 0) {
+            config.*field = v;
+            return std::nullopt;
+          }
+        }
+        std::string list;
+        for (const auto& s : schemes) list += (list.empty() ? "" : " or ") + s + "://";
+        return "must start with " + list;
+      };
+}
+
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> kSettings = {
+      {"server.bind", "BULLETED_BIND", "bind", text(&Config::bind)},
+      {"server.port", "BULLETED_PORT", "port", integer(&Config::port, 1, 65535)},
+      {"server.threads", "BULLETED_THREADS", "threads", integer(&Config::threads, 1, 64)},
+      {"server.shutdownGraceSeconds", "", "", integer(&Config::shutdown_grace_seconds, 0, 600)},
+      {"database.path", "BULLETED_DB", "db", text(&Config::db_path)},
+      {"database.busyTimeoutMs", "", "", integer(&Config::busy_timeout_ms, 0, 600'000)},
+      {"mode", "BULLETED_MODE", "mode", text(&Config::mode, {"local", "pds"})},
+      {"firehose.url", "BULLETED_FIREHOSE", "firehose",
+       optional_url(&Config::firehose_url, {"ws", "wss"})},
+      {"firehose.queueFrames", "", "", integer(&Config::firehose_queue_frames, 1, 1'000'000)},
+      {"firehose.maxBatchOps", "", "", integer(&Config::firehose_max_batch_ops, 1, 1'000'000)},
+      {"firehose.maxBatchEvents", "", "",
+       integer(&Config::firehose_max_batch_events, 1, 1'000'000)},
+      {"firehose.maxBatchLatencyMs", "", "",
+       integer(&Config::firehose_max_batch_latency_ms, 1, 60'000)},
+      {"firehose.reconnectMinMs", "", "", integer(&Config::firehose_reconnect_min_ms, 10, 600'000)},
+      {"firehose.reconnectMaxMs", "", "",
+       integer(&Config::firehose_reconnect_max_ms, 10, 3'600'000)},
+      {"firehose.idleTimeoutSeconds", "", "",
+       integer(&Config::firehose_idle_timeout_seconds, 5, 86'400)},
+      {"firehose.readyMaxLagSeconds", "", "",
+       integer(&Config::firehose_ready_max_lag_seconds, 1, 86'400)},
+      {"firehose.repoServiceUrl", "BULLETED_REPO_SERVICE", "pds",
+       optional_url(&Config::repo_service_url, {"http", "https"})},
+      {"firehose.fetchTimeoutSeconds", "", "", integer(&Config::fetch_timeout_seconds, 1, 3600)},
+      {"identity.plcUrl", "BULLETED_PLC", "plc", text(&Config::plc_url)},
+      {"identity.handleResolver", "BULLETED_HANDLE_RESOLVER", "handle-resolver",
+       optional_url(&Config::handle_resolver, {"http", "https"})},
+      {"identity.cacheSeconds", "", "", integer(&Config::identity_cache_seconds, 0, 86'400 * 7)},
+      {"limits.maxBodyBytes", "", "", integer(&Config::max_body_bytes, 1024, 64L * 1024 * 1024)},
+      {"limits.maxImportBytes", "", "",
+       integer(&Config::max_import_bytes, 1024, 1024L * 1024 * 1024)},
+      {"limits.procedureRatePerMinute", "", "",
+       integer(&Config::procedure_rate_per_minute, 0, 1'000'000)},
+      {"log.level", "BULLETED_LOG_LEVEL", "log-level",
+       text(&Config::log_level, {"trace", "debug", "info", "warn", "error"})},
+      {"log.format", "BULLETED_LOG_FORMAT", "log-format",
+       text(&Config::log_format, {"text", "json"})},
+      {"auth.sessionKey", "BULLETED_SESSION_KEY", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_null()) return std::nullopt;
+         if (!value.is_string() || value.get<std::string>().size() < 32) {
+           return "must be a string of at least 32 characters";
+         }
+         config.session_key = value.get<std::string>();
+         return std::nullopt;
+       }},
+  };
+  return kSettings;
+}
+
+const nlohmann::json* lookup(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = &root;
+  std::istringstream parts(dotted);
+  for (std::string part; std::getline(parts, part, '.');) {
+    if (!node->is_object() || !node->contains(part)) return nullptr;
+    node = &(*node)[part];
+  }
+  return node;
+}
+
+// Keys of the file that no setting reads (comments start with '_').
+void unknown_keys(const nlohmann::json& node, const std::string& prefix,
+                  std::set<std::string>& known, std::vector<std::string>& out) {
+  for (const auto& [key, value] : node.items()) {
+    if (!key.empty() && key[0] == '_') continue;
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (known.contains(path)) continue;
+    if (value.is_object()) {
+      unknown_keys(value, path, known, out);
+    } else {
+      out.push_back(path);
+    }
+  }
+}
+
+}  // namespace
+
+cli::ArgSpec config_arg_spec() {
+  cli::ArgSpec spec;
+  spec.valued.insert("config");
+  for (const auto& setting : settings()) {
+    if (!setting.flag.empty()) spec.valued.insert(setting.flag);
+  }
+  return spec;
+}
+
+Result<Config> load_config(const cli::Args& args) {
+  Config config;
+  std::optional<std::string> file = args.option("config");
+  if (!file) {
+    if (const char* env = std::getenv("BULLETED_CONFIG"); env != nullptr && *env != '\0')
+      file = env;
+  }
+  if (file) {
+    std::ifstream in(*file);
+    if (!in) return std::unexpected(bad("cannot read the configuration file " + *file));
+    nlohmann::json root = nlohmann::json::parse(in, nullptr, false);
+    if (root.is_discarded() || !root.is_object()) {
+      return std::unexpected(bad("the configuration file " + *file + " is not a JSON object"));
+    }
+    std::set<std::string> known;
+    for (const auto& setting : settings()) {
+      known.insert(setting.file_key);
+      if (const nlohmann::json* value = lookup(root, setting.file_key)) {
+        if (auto problem = setting.set(config, *value)) {
+          return std::unexpected(bad(*file + ": " + setting.file_key + " " + *problem));
+        }
+      }
+    }
+    std::vector<std::string> unknown;
+    unknown_keys(root, "", known, unknown);
+    if (!unknown.empty()) {
+      return std::unexpected(bad(*file + ": unknown key " + unknown.front()));
+    }
+  }
+  for (const auto& setting : settings()) {
+    if (setting.env.empty()) continue;
+    if (const char* value = std::getenv(setting.env.c_str()); value != nullptr) {
+      if (auto problem = setting.set(config, nlohmann::json(value))) {
+        return std::unexpected(bad(setting.env + " " + *problem));
+      }
+    }
+  }
+  for (const auto& setting : settings()) {
+    if (setting.flag.empty()) continue;
+    if (auto value = args.option(setting.flag)) {
+      if (auto problem = setting.set(config, nlohmann::json(*value))) {
+        return std::unexpected(bad("--" + setting.flag + " " + *problem));
+      }
+    }
+  }
+  if (config.firehose_reconnect_max_ms < config.firehose_reconnect_min_ms) {
+    return std::unexpected(bad("firehose.reconnectMaxMs is below firehose.reconnectMinMs"));
+  }
+  return config;
+}
+
+nlohmann::json to_json(const Config& c, bool redact) {
+  auto optional = [](const std::optional<std::string>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  };
+  nlohmann::json session_key =
+      c.session_key ? nlohmann::json(redact ? "<redacted>" : *c.session_key) : nlohmann::json();
+  return {
+      {"server",
+       {{"bind", c.bind},
+        {"port", c.port},
+        {"threads", c.threads},
+        {"shutdownGraceSeconds", c.shutdown_grace_seconds}}},
+      {"database", {{"path", c.db_path}, {"busyTimeoutMs", c.busy_timeout_ms}}},
+      {"mode", c.mode},
+      {"firehose",
+       {{"url", optional(c.firehose_url)},
+        {"queueFrames", c.firehose_queue_frames},
+        {"maxBatchOps", c.firehose_max_batch_ops},
+        {"maxBatchEvents", c.firehose_max_batch_events},
+        {"maxBatchLatencyMs", c.firehose_max_batch_latency_ms},
+        {"reconnectMinMs", c.firehose_reconnect_min_ms},
+        {"reconnectMaxMs", c.firehose_reconnect_max_ms},
+        {"idleTimeoutSeconds", c.firehose_idle_timeout_seconds},
+        {"readyMaxLagSeconds", c.firehose_ready_max_lag_seconds},
+        {"repoServiceUrl", optional(c.repo_service_url)},
+        {"fetchTimeoutSeconds", c.fetch_timeout_seconds}}},
+      {"identity",
+       {{"plcUrl", c.plc_url},
+        {"handleResolver", optional(c.handle_resolver)},
+        {"cacheSeconds", c.identity_cache_seconds}}},
+      {"limits",
+       {{"maxBodyBytes", c.max_body_bytes},
+        {"maxImportBytes", c.max_import_bytes},
+        {"procedureRatePerMinute", c.procedure_rate_per_minute}}},
+      {"log", {{"level", c.log_level}, {"format", c.log_format}}},
+      {"auth", {{"sessionKey", session_key}}},
+  };
+}
+
+}  // namespace bulleted::appview

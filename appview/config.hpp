@@ -1,0 +1,65 @@
+// The app view's configuration: defaults, then a JSON file, then environment
+// variables, then command-line flags (each overrides the one before).
+// config/appview.example.json documents every key.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "appview/cli/args.hpp"
+#include "schema/error.hpp"
+
+namespace bulleted::appview {
+
+struct Config {
+  // server
+  std::string bind = "127.0.0.1";
+  int port = 2584;
+  int threads = 4;
+  int shutdown_grace_seconds = 10;
+  // database
+  std::string db_path = "data/bulleted.db";
+  int busy_timeout_ms = 5000;
+  // mode: "local" (the app view is the record store) or "pds"
+  std::string mode = "local";
+  // firehose
+  std::optional<std::string> firehose_url;
+  int firehose_queue_frames = 1000;
+  int firehose_max_batch_ops = 2000;
+  int firehose_max_batch_events = 500;
+  int firehose_max_batch_latency_ms = 200;
+  int firehose_reconnect_min_ms = 500;
+  int firehose_reconnect_max_ms = 60'000;
+  int firehose_idle_timeout_seconds = 120;
+  int firehose_ready_max_lag_seconds = 60;
+  // the XRPC service getRepo is fetched from for resyncs and backfill
+  std::optional<std::string> repo_service_url;
+  int fetch_timeout_seconds = 60;
+  // identity
+  std::string plc_url = "https://plc.directory";
+  std::optional<std::string> handle_resolver;
+  int identity_cache_seconds = 3600;
+  // limits
+  std::size_t max_body_bytes = 1024 * 1024;
+  std::size_t max_import_bytes = 50 * 1024 * 1024;
+  int procedure_rate_per_minute = 600;
+  // logging: level trace|debug|info|warn|error, format text|json
+  std::string log_level = "info";
+  std::string log_format = "text";
+  // auth: key that encrypts PDS sessions at rest (pds mode); a secret
+  std::optional<std::string> session_key;
+};
+
+// The flags every subcommand that reads the configuration accepts.
+cli::ArgSpec config_arg_spec();
+
+// Builds the configuration from `--config FILE` (or BULLETED_CONFIG), the
+// environment and the parsed flags. Errors name the key and the problem.
+Result<Config> load_config(const cli::Args& args);
+
+// The configuration as JSON, secrets replaced by "<redacted>" when `redact`.
+nlohmann::json to_json(const Config& config, bool redact);
+
+}  // namespace bulleted::appview

@@ -1,0 +1,185 @@
+// End to end, with a real PDS: bulleted-appview follows its firehose while
+// nodes are created, updated, moved, deleted and batch-written, is killed
+// with SIGKILL mid-stream and restarted, and sees account takedowns,
+// deactivations and deletions. After each step the index must equal the
+// PDS's listRecords.
+// Usage: ./node22 ../firehose_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import {
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess, waitFor,
+} from './lib.mjs';
+
+const require = createRequire(import.meta.url);
+const Database = require('./pds/node_modules/better-sqlite3');
+
+const [binary, workdir] = process.argv.slice(2);
+fs.mkdirSync(workdir, { recursive: true });
+const dbPath = path.join(workdir, 'index.db');
+const runner = new Runner();
+const { child: pds, info } = await startPds(workdir);
+const xrpc = new Xrpc(info.pdsUrl, path.join(workdir, 'xrpc.jsonl'));
+const [alice, bob] = info.accounts;
+const uri = (did, rkey) => `at://${did}/app.bulleted.node/${rkey}`;
+const now = () => new Date().toISOString();
+let logNumber = 0;
+let appview;
+let currentLog;
+
+async function startIndexer() {
+  currentLog = path.join(workdir, `appview-${++logNumber}.log`);
+  appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--db', dbPath, '--port', String(await freePort()),
+    '--log-level', 'info'], currentLog);
+}
+
+function indexed(did) {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(did);
+  } finally {
+    db.close();
+  }
+}
+
+function repoStatus(did) {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT status FROM repos WHERE did = ?').get(did)?.status;
+  } finally {
+    db.close();
+  }
+}
+
+async function pdsState(did) {
+  const records = await listRecords(xrpc, did);
+  return records.map((r) => ({ rkey: r.uri.split('/').pop(), cid: r.cid })).sort((a, b) => (a.rkey < b.rkey ? -1 : 1));
+}
+
+async function converged(accounts = [alice, bob]) {
+  let want;
+  await waitFor('the index to equal listRecords', async () => {
+    for (const account of accounts) {
+      want = await pdsState(account.did);
+      if (JSON.stringify(indexed(account.did)) !== JSON.stringify(want)) return false;
+    }
+    return true;
+  }, 30000, 200).catch((err) => {
+    throw new Error(`${err.message}; last listRecords had ${want?.length} records`);
+  });
+}
+
+const node = (text, extra = {}) => ({ $type: 'app.bulleted.node', text, createdAt: now(), ...extra });
+const create = (account, rkey, record) => xrpc.ok('com.atproto.repo.createRecord', {
+  body: { repo: account.did, collection: 'app.bulleted.node', rkey, record }, token: account.accessJwt });
+const put = (account, rkey, record) => xrpc.ok('com.atproto.repo.putRecord', {
+  body: { repo: account.did, collection: 'app.bulleted.node', rkey, record }, token: account.accessJwt });
+const remove = (account, rkey) => xrpc.ok('com.atproto.repo.deleteRecord', {
+  body: { repo: account.did, collection: 'app.bulleted.node', rkey }, token: account.accessJwt });
+const admin = `Basic ${Buffer.from(`admin:${info.adminPassword}`).toString('base64')}`;
+
+try {
+  await startIndexer();
+
+  await runner.test('follows creates, updates, moves, deletes and batches', async () => {
+    await create(alice, 'root', node('Root', { sortKey: 'a0' }));
+    await create(alice, 'child1', node('Child 1', { sortKey: 'a0', parent: uri(alice.did, 'root') }));
+    await create(alice, 'child2', node('Child 2', { sortKey: 'a1', parent: uri(alice.did, 'root') }));
+    await create(alice, 'other', node('Other', { sortKey: 'a1' }));
+    await put(alice, 'child1', node('Child 1, edited', { sortKey: 'a0', parent: uri(alice.did, 'root') }));
+    // Move child2 under "other".
+    await put(alice, 'child2', node('Child 2', { sortKey: 'a0', parent: uri(alice.did, 'other') }));
+    await remove(alice, 'child1');
+    // Hostile but valid records: a parent in bob's repo, a malformed sortKey.
+    await create(bob, 'bobroot', node('Bob', { sortKey: 'a0' }));
+    await create(alice, 'intruder', node('Intruder', { sortKey: 'a2', parent: uri(bob.did, 'bobroot') }));
+    await create(alice, 'badkey', node('Bad key', { sortKey: 'a00' }));
+    // A batch of 120 writes in one commit.
+    const writes = [];
+    for (let i = 0; i < 100; i++) {
+      writes.push({ $type: 'com.atproto.repo.applyWrites#create', collection: 'app.bulleted.node',
+        rkey: `batch${String(i).padStart(3, '0')}`, value: node(`Batch ${i}`, { sortKey: `a${i % 10}`, parent: uri(alice.did, 'root') }) });
+    }
+    for (let i = 0; i < 10; i++) {
+      writes.push({ $type: 'com.atproto.repo.applyWrites#update', collection: 'app.bulleted.node',
+        rkey: 'other', value: node(`Other v${i}`, { sortKey: 'a1' }) });
+    }
+    writes.splice(105);  // one update of "other" is enough per commit
+    await xrpc.ok('com.atproto.repo.applyWrites', { body: { repo: alice.did, writes }, token: alice.accessJwt });
+    await xrpc.ok('com.atproto.repo.applyWrites', {
+      body: { repo: alice.did, writes: [
+        { $type: 'com.atproto.repo.applyWrites#delete', collection: 'app.bulleted.node', rkey: 'batch000' },
+        { $type: 'com.atproto.repo.applyWrites#delete', collection: 'app.bulleted.node', rkey: 'batch001' },
+      ] }, token: alice.accessJwt });
+    await converged();
+    const db = new Database(dbPath, { readonly: true });
+    const intruder = db.prepare('SELECT grp FROM nodes WHERE did = ? AND rkey = ?').get(alice.did, 'intruder');
+    const bad = db.prepare('SELECT sort_key, sort_key_raw FROM nodes WHERE did = ? AND rkey = ?').get(alice.did, 'badkey');
+    db.close();
+    assertEqual(intruder.grp, `at://${alice.did}#unattached`, 'a parent in another repo files nothing there');
+    assertEqual(bad, { sort_key: '~', sort_key_raw: 'a00' }, 'a malformed sortKey is kept and sorts last');
+  });
+
+  await runner.test('a SIGKILLed consumer resumes without gaps or double applies', async () => {
+    let writing = true;
+    let n = 0;
+    const writer = (async () => {
+      while (writing) {
+        const account = n % 3 === 0 ? bob : alice;
+        const rkey = `live${String(n).padStart(4, '0')}`;
+        await create(account, rkey, node(`Live ${n}`, { sortKey: 'a5' }));
+        if (n % 4 === 1) await put(account, rkey, node(`Live ${n} edited`, { sortKey: 'a6' }));
+        if (n % 5 === 2) await remove(account, rkey);
+        n++;
+      }
+    })();
+    await sleep(1500);
+    const killed = await stopProcess(appview, 'SIGKILL');
+    assertEqual(killed.signal, 'SIGKILL', 'the consumer died by SIGKILL');
+    await sleep(1500);
+    await startIndexer();
+    await sleep(1000);
+    writing = false;
+    await writer;
+    assert(n > 20, `the writer made ${n} writes`);
+    await converged();
+    const stopped = await stopProcess(appview, 'SIGTERM');
+    assertEqual(stopped.code, 0, 'serve exits 0 on SIGTERM');
+    const log = fs.readFileSync(currentLog, 'utf8');
+    const stats = [...log.matchAll(/firehose: stats (.*)/g)].pop();
+    assert(stats, 'the restarted consumer logged its stats');
+    const fields = Object.fromEntries(stats[1].split(' ').map((kv) => kv.split('=')));
+    assertEqual(fields.ops_stale, '0', `no op applied twice (stats: ${stats[1]})`);
+    assertEqual(fields.duplicates, '0', `no event delivered twice (stats: ${stats[1]})`);
+    assert(Number(fields.ops_applied) > 0, 'the restarted consumer applied the missed ops');
+    await startIndexer();
+  });
+
+  await runner.test('takedown and deactivation hide a repo, reactivation restores it', async () => {
+    const before = indexed(bob.did).length;
+    assert(before > 0, 'bob has nodes');
+    await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
+      subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: true, ref: 'e2e' } } });
+    await waitFor('bob taken down', () => repoStatus(bob.did) === 'takendown');
+    assertEqual(indexed(bob.did).length, before, 'hidden, not deleted');
+    await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
+      subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: false } } });
+    await waitFor('bob restored', () => repoStatus(bob.did) === 'active');
+    await xrpc.ok('com.atproto.server.deactivateAccount', { token: alice.accessJwt, body: {} });
+    await waitFor('alice deactivated', () => repoStatus(alice.did) === 'deactivated');
+    await xrpc.ok('com.atproto.server.activateAccount', { token: alice.accessJwt, method: 'POST' });
+    await waitFor('alice active', () => repoStatus(alice.did) === 'active');
+    await converged();
+  });
+
+  await runner.test('deleting an account removes its nodes', async () => {
+    await xrpc.ok('com.atproto.admin.deleteAccount', { token: admin, body: { did: bob.did } });
+    await waitFor('bob deleted', () => repoStatus(bob.did) === 'deleted' && indexed(bob.did).length === 0);
+    await converged([alice]);
+  });
+} finally {
+  if (appview) await stopProcess(appview, 'SIGTERM');
+  await stopProcess(pds, 'SIGTERM');
+  await xrpc.close();
+}
+process.exit(runner.finish());

@@ -1,0 +1,106 @@
+// Shared pieces of the end-to-end tests: a real PDS (pds/start-pds.mjs) and
+// bulleted-appview processes on free loopback ports, an XRPC client, polling,
+// and a tiny test runner that prints "N passed, M failed".
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const here = path.dirname(fileURLToPath(import.meta.url));
+export { Xrpc } from './pds/lib/xrpc.mjs';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(what, check, timeoutMs = 30000, everyMs = 100) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await check();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+// Starts the PDS + PLC; resolves with accounts.json once it is written.
+export async function startPds(workdir) {
+  const pdsPort = await freePort();
+  const plcPort = await freePort();
+  const out = path.join(workdir, 'accounts.json');
+  const log = fs.openSync(path.join(workdir, 'pds.log'), 'a');
+  const child = spawn(path.join(here, 'pds', 'node22'), ['start-pds.mjs', '--pds-port', String(pdsPort),
+    '--plc-port', String(plcPort), '--out', out], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
+  const info = await waitFor('the PDS', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 120000);
+  return { child, info, pdsPort };
+}
+
+export function stopProcess(child, signal = 'SIGTERM') {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    child.once('exit', (code, sig) => resolve({ code, signal: sig }));
+    child.kill(signal);
+  });
+}
+
+// Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
+export function startAppview(binary, args, logFile) {
+  const log = fs.openSync(logFile, 'a');
+  return spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log] });
+}
+
+// Every record of a repo's collection, through listRecords pages.
+export async function listRecords(xrpc, did, collection = 'app.bulleted.node') {
+  const records = [];
+  let cursor;
+  do {
+    const r = await xrpc.ok('com.atproto.repo.listRecords', { params: { repo: did, collection, limit: 100, cursor } });
+    records.push(...r.json.records);
+    cursor = r.json.records.length > 0 ? r.json.cursor : undefined;
+  } while (cursor);
+  return records;
+}
+
+export class Runner {
+  constructor() { this.passed = 0; this.failed = 0; }
+  async test(name, body) {
+    const t = Date.now();
+    try {
+      await body();
+      this.passed++;
+      console.log(`ok   ${name} (${Date.now() - t} ms)`);
+    } catch (err) {
+      this.failed++;
+      console.log(`FAIL ${name}: ${err.stack ?? err}`);
+    }
+  }
+  finish() {
+    console.log(`${this.passed} passed, ${this.failed} failed`);
+    return this.failed === 0 && this.passed > 0 ? 0 : 1;
+  }
+}
+
+export function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+export function assertEqual(actual, expected, message) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${message}\n  actual:   ${a.slice(0, 2000)}\n  expected: ${e.slice(0, 2000)}`);
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs one end-to-end test script against a real PDS: installs the harness
+# when needed, then runs SCRIPT with the harness's Node 22 in a scratch folder
+# that is removed afterwards.
+# Usage: tests/e2e/run_e2e.sh SCRIPT.mjs APPVIEW_BINARY
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+script="$1"
+binary="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+"$here/pds/install.sh" >/dev/null
+workdir="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-e2e-XXXXXX")"
+status=0
+(cd "$here/pds" && ./node22 "../$script" "$binary" "$workdir") || status=$?
+if [ "$status" -ne 0 ]; then
+  for log in "$workdir"/appview-*.log; do
+    [ -f "$log" ] && { echo "--- $log (last 40 lines)"; tail -n 40 "$log"; }
+  done
+fi
+rm -rf "$workdir"
+exit "$status"
