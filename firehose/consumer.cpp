@@ -26,7 +26,8 @@ void log_stats(const FirehoseMetrics& m) {
 
 struct QueueItem {
   std::optional<FirehoseEvent> event;
-  bool full_resync = false;  // events may be missing: resync every known repo
+  bool full_resync = false;   // events may be missing: resync every known repo
+  bool reset_cursor = false;  // the server's history does not reach our cursor
 };
 
 }  // namespace
@@ -40,7 +41,8 @@ struct FirehoseConsumer::Shared {
   std::atomic<bool> indexing_done{false};
   std::mutex cursor_mutex;
   std::optional<std::int64_t> last_queued_seq;
-  std::atomic<bool> restart_live{false};  // after FutureCursor: no cursor next time
+  std::atomic<bool> restart_live{false};      // after FutureCursor: no cursor next time
+  std::atomic<bool> resync_when_open{false};  // ...and resync once the live session is open
   std::mutex wake_mutex;
   std::condition_variable wake;
 };
@@ -113,12 +115,12 @@ void FirehoseConsumer::connection_loop() {
         // The server has less history than the cursor says: start from the
         // live end and resync everything, since events may be missing.
         shared->restart_live = true;
-        shared->queue.push(QueueItem{std::nullopt, true});
+        shared->resync_when_open = true;
       }
       return false;
     }
     const auto seq = event_seq(*event);
-    if (!shared->queue.push(QueueItem{std::move(*event), false})) return false;
+    if (!shared->queue.push(QueueItem{std::move(*event), false, false})) return false;
     metrics->queue_depth = shared->queue.size();
     if (seq) {
       std::lock_guard lock(shared->cursor_mutex);
@@ -137,8 +139,12 @@ void FirehoseConsumer::connection_loop() {
     metrics_.connection = static_cast<int>(ConnectionState::kConnecting);
     spdlog::info("firehose: connecting to {}", url);
     SessionOptions session = options_.session;
-    session.on_open = [metrics] {
+    session.on_open = [metrics, shared, url] {
       metrics->connection = static_cast<int>(ConnectionState::kConnected);
+      spdlog::info("firehose: connected to {}", url);
+      // Events between the old cursor and now are unknown: resync every repo,
+      // after the live stream has started so that nothing falls in between.
+      if (shared->resync_when_open.exchange(false)) shared->queue.push(QueueItem{std::nullopt, true, true});
     };
     const SessionEnd end = run_websocket_session(url, on_frame, shared->stopping, session);
     metrics_.connection = static_cast<int>(ConnectionState::kDisconnected);
@@ -207,6 +213,7 @@ void FirehoseConsumer::indexing_loop() {
     auto item = shared->queue.pop(options_.max_batch_latency);
     metrics_.queue_depth = shared->queue.size();
     if (item) {
+      if (item->reset_cursor) ingestor.reset_cursor();
       Result<void> added = item->full_resync ? ingestor.request_full_resync()
                                              : ingestor.add(std::move(*item->event));
       if (!added) {

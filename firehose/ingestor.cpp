@@ -107,6 +107,11 @@ Result<void> Ingestor::request_full_resync() {
   return {};
 }
 
+void Ingestor::reset_cursor() {
+  spdlog::warn("firehose: forgetting cursor {}", last_seq_ ? std::to_string(*last_seq_) : "none");
+  last_seq_.reset();
+}
+
 void Ingestor::note_event(const FirehoseEvent& event) {
   if (auto seq = event_seq(event)) {
     last_seq_ = *seq;

@@ -53,6 +53,9 @@ class Ingestor {
   std::vector<std::string> take_resync_requests();
   // Every repo the index knows (after OutdatedCursor/FutureCursor).
   Result<void> request_full_resync();
+  // Forgets the cursor (the server's history does not reach it): the next
+  // events are taken whatever their seq.
+  void reset_cursor();
   // Applies a fetched snapshot, then replays the repo's held commits.
   Result<void> apply_resync(const RepoSnapshot& snapshot);
   // A resync that could not be fetched: the repo stays desynchronized and its

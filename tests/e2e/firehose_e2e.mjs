@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import {
   Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess, waitFor,
+  waitForConnection,
 } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
@@ -31,6 +32,7 @@ async function startIndexer() {
   currentLog = path.join(workdir, `appview-${++logNumber}.log`);
   appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--db', dbPath, '--port', String(await freePort()),
     '--log-level', 'info'], currentLog);
+  await waitForConnection(currentLog);
 }
 
 function indexed(did) {
@@ -155,6 +157,43 @@ try {
     await startIndexer();
   });
 
+  await runner.test('a broken chain is repaired from getRepo', async () => {
+    await stopProcess(appview, 'SIGTERM');
+    // Make the index miss a commit: an older repo rev and a lost row.
+    const db = new Database(dbPath);
+    const lost = db.prepare("SELECT rkey FROM nodes WHERE did = ? AND rkey LIKE 'batch%' LIMIT 1").get(alice.did).rkey;
+    db.prepare('DELETE FROM nodes WHERE did = ? AND rkey = ?').run(alice.did, lost);
+    db.prepare("UPDATE repos SET rev = '2222222222222' WHERE did = ?").run(alice.did);
+    db.close();
+    await startIndexer();
+    await create(alice, 'aftergap', node('After the gap', { sortKey: 'a7' }));
+    await converged();
+    const log = fs.readFileSync(currentLog, 'utf8');
+    assert(/needs a resync/.test(log) && /resynced did:/.test(log), 'the consumer resynced the repo');
+  });
+
+  await runner.test('a cursor from the future restarts live and resyncs', async () => {
+    await stopProcess(appview, 'SIGTERM');
+    const db = new Database(dbPath);
+    db.prepare('UPDATE cursors SET seq = 999999999').run();
+    db.close();
+    await startIndexer();
+    await waitFor('FutureCursor in the log', () => /FutureCursor/.test(fs.readFileSync(currentLog, 'utf8')));
+    await create(alice, 'afterfuture', node('After the future cursor', { sortKey: 'a8' }));
+    await converged();
+  });
+
+  await runner.test('backfill DID indexes a whole repo into a fresh database', async () => {
+    const fresh = path.join(workdir, 'backfill.db');
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(binary, ['backfill', alice.did, '--pds', info.pdsUrl, '--db', fresh], { encoding: 'utf8' });
+    assert(/backfilled/.test(out), `backfill reported: ${out}`);
+    const db = new Database(fresh, { readonly: true });
+    const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(alice.did);
+    db.close();
+    assertEqual(rows, await pdsState(alice.did), 'backfilled rows equal listRecords');
+  });
+
   await runner.test('takedown and deactivation hide a repo, reactivation restores it', async () => {
     const before = indexed(bob.did).length;
     assert(before > 0, 'bob has nodes');
@@ -176,6 +215,40 @@ try {
     await xrpc.ok('com.atproto.admin.deleteAccount', { token: admin, body: { did: bob.did } });
     await waitFor('bob deleted', () => repoStatus(bob.did) === 'deleted' && indexed(bob.did).length === 0);
     await converged([alice]);
+  });
+  await runner.test('an outdated cursor resyncs every known repo', async () => {
+    // A second PDS that keeps one second of history.
+    const second = await startPds(path.join(workdir, 'second'), ['--backfill-limit-ms', '1000']);
+    const other = new Xrpc(second.info.pdsUrl);
+    const carol = second.info.accounts[0];
+    const secondDb = path.join(workdir, 'second.db');
+    const follow = async () => {
+      const log = path.join(workdir, 'second', `appview-${Date.now()}.log`);
+      const child = startAppview(binary, ['--firehose', second.info.firehoseUrl, '--db', secondDb,
+        '--port', String(await freePort())], log);
+      await waitForConnection(log);
+      return child;
+    };
+    const put2 = (rkey, text) => other.ok('com.atproto.repo.putRecord', { token: carol.accessJwt,
+      body: { repo: carol.did, collection: 'app.bulleted.node', rkey, record: node(text, { sortKey: 'a0' }) } });
+    const countIn = () => {
+      const db = new Database(secondDb, { readonly: true, fileMustExist: true });
+      try { return db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE did = ?').get(carol.did).n; } finally { db.close(); }
+    };
+    let indexer = await follow();
+    await put2('one', 'One');
+    await waitFor('the first record', () => countIn() === 1);
+    await stopProcess(indexer, 'SIGTERM');
+    await put2('two', 'Two');
+    await sleep(2500);  // the event for "two" leaves the replay window
+    await put2('three', 'Three');
+    indexer = await follow();
+    await waitFor('all three records', () => countIn() === 3, 30000);
+    await stopProcess(indexer, 'SIGTERM');
+    await stopProcess(second.child, 'SIGTERM');
+    const logs = fs.readdirSync(path.join(workdir, 'second')).filter((f) => f.startsWith('appview-'))
+      .map((f) => fs.readFileSync(path.join(workdir, 'second', f), 'utf8')).join('');
+    assert(/OutdatedCursor/.test(logs), 'the consumer saw OutdatedCursor');
   });
 } finally {
   if (appview) await stopProcess(appview, 'SIGTERM');

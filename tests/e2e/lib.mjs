@@ -39,13 +39,14 @@ export async function waitFor(what, check, timeoutMs = 30000, everyMs = 100) {
 }
 
 // Starts the PDS + PLC; resolves with accounts.json once it is written.
-export async function startPds(workdir) {
+export async function startPds(workdir, extraArgs = []) {
+  fs.mkdirSync(workdir, { recursive: true });
   const pdsPort = await freePort();
   const plcPort = await freePort();
   const out = path.join(workdir, 'accounts.json');
   const log = fs.openSync(path.join(workdir, 'pds.log'), 'a');
   const child = spawn(path.join(here, 'pds', 'node22'), ['start-pds.mjs', '--pds-port', String(pdsPort),
-    '--plc-port', String(plcPort), '--out', out], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
+    '--plc-port', String(plcPort), '--out', out, ...extraArgs], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
   const info = await waitFor('the PDS', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 120000);
   return { child, info, pdsPort };
 }
@@ -62,6 +63,14 @@ export function stopProcess(child, signal = 'SIGTERM') {
 export function startAppview(binary, args, logFile) {
   const log = fs.openSync(logFile, 'a');
   return spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log] });
+}
+
+// Resolves once an app view's log says its firehose session is open (a
+// consumer without a cursor starts at the live end: writes before that are
+// not its to see).
+export function waitForConnection(logFile) {
+  return waitFor(`a firehose connection in ${logFile}`,
+    () => fs.existsSync(logFile) && /firehose: connected to/.test(fs.readFileSync(logFile, 'utf8')), 30000);
 }
 
 // Every record of a repo's collection, through listRecords pages.
