@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -33,17 +34,45 @@ struct DagValue {
   std::variant<std::nullptr_t, bool, std::int64_t, std::string, DagBytes, Cid, DagArray, DagMap>
       value;
 
-  bool is_null() const { return std::holds_alternative<std::nullptr_t>(value); }
-  const std::string* as_text() const { return std::get_if<std::string>(&value); }
-  const std::int64_t* as_integer() const { return std::get_if<std::int64_t>(&value); }
-  const bool* as_bool() const { return std::get_if<bool>(&value); }
-  const Cid* as_cid() const { return std::get_if<Cid>(&value); }
-  const DagBytes* as_bytes() const { return std::get_if<DagBytes>(&value); }
-  const DagArray* as_array() const { return std::get_if<DagArray>(&value); }
-  const DagMap* as_map() const { return std::get_if<DagMap>(&value); }
+  // Special members are defaulted below, once DagMap's element type is
+  // complete (clang instantiates them at this class's closing brace).
+  DagValue();
+  template <class T>
+    requires(!std::is_same_v<std::decay_t<T>, DagValue>)
+  DagValue(T&& v) : value(std::forward<T>(v)) {}  // NOLINT: implicit, like the variant
+  DagValue(const DagValue& other);
+  DagValue(DagValue&& other) noexcept;
+  DagValue& operator=(const DagValue& other);
+  DagValue& operator=(DagValue&& other) noexcept;
+  ~DagValue();
+
+  bool is_null() const;
+  const std::string* as_text() const;
+  const std::int64_t* as_integer() const;
+  const bool* as_bool() const;
+  const Cid* as_cid() const;
+  const DagBytes* as_bytes() const;
+  const DagArray* as_array() const;
+  const DagMap* as_map() const;
   // The value under `key` of a map, or nullptr (also when not a map).
   const DagValue* find(std::string_view key) const;
 };
+
+// Defined here, where DagValue (and so DagMap's element type) is complete.
+inline DagValue::DagValue() : value(nullptr) {}
+inline DagValue::DagValue(const DagValue& other) = default;
+inline DagValue::DagValue(DagValue&& other) noexcept = default;
+inline DagValue& DagValue::operator=(const DagValue& other) = default;
+inline DagValue& DagValue::operator=(DagValue&& other) noexcept = default;
+inline DagValue::~DagValue() = default;
+inline bool DagValue::is_null() const { return std::holds_alternative<std::nullptr_t>(value); }
+inline const std::string* DagValue::as_text() const { return std::get_if<std::string>(&value); }
+inline const std::int64_t* DagValue::as_integer() const { return std::get_if<std::int64_t>(&value); }
+inline const bool* DagValue::as_bool() const { return std::get_if<bool>(&value); }
+inline const Cid* DagValue::as_cid() const { return std::get_if<Cid>(&value); }
+inline const DagBytes* DagValue::as_bytes() const { return std::get_if<DagBytes>(&value); }
+inline const DagArray* DagValue::as_array() const { return std::get_if<DagArray>(&value); }
+inline const DagMap* DagValue::as_map() const { return std::get_if<DagMap>(&value); }
 
 struct DecodeLimits {
   std::size_t max_depth = 64;

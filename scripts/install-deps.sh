@@ -12,6 +12,7 @@ packages=(
   libcbor-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-16 libclang-rt-16-dev
   libexpat1-dev
   libicu-dev
   curl

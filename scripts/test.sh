@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds, and runs every test. Exits non-zero
 # when any test fails. This is the README's test command and what CI runs.
+#   FUZZ_SECONDS (default 10): how long each fuzz target runs first (0 skips).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/install-deps.sh
 ./tests/js/install.sh
 ./tests/e2e/pds/install.sh
 ./scripts/build.sh
+if [ "${FUZZ_SECONDS:-10}" != "0" ]; then
+  ./scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+fi
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900

@@ -1,0 +1,22 @@
+// libFuzzer target: one websocket message through the whole ingest decode
+// path (frame, then the commit's CAR and records). Must never crash, hang or
+// leak, whatever the bytes.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "firehose/frame.hpp"
+#include "firehose/records.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  auto event = bulleted::firehose::decode_frame(bytes);
+  if (!event) return 0;
+  if (auto* commit = std::get_if<bulleted::firehose::CommitEvent>(&*event)) {
+    (void)bulleted::firehose::commit_records(*commit);
+  }
+  if (auto* sync = std::get_if<bulleted::firehose::SyncEvent>(&*event)) {
+    (void)bulleted::firehose::read_repo(sync->blocks, sync->did);
+  }
+  return 0;
+}
