@@ -42,10 +42,24 @@ Result<CarFile> CarFile::parse(std::string_view bytes) {
     std::size_t cid_length = 0;
     auto cid = Cid::read_prefix(section, cid_length);
     if (!cid) return std::unexpected(corrupt("section CID: " + cid.error().message));
-    car.blocks_.emplace(cid->bytes(), section.substr(cid_length));
+    car.blocks_.emplace(section.substr(0, cid_length), section.substr(cid_length));
     pos += *section_length;
   }
   return car;
+}
+
+std::string write_car(const Cid& root, const std::vector<std::pair<Cid, std::string>>& blocks) {
+  const std::string header = encode_dag_cbor(DagValue{DagMap{
+      {"roots", DagValue{DagArray{DagValue{root}}}}, {"version", DagValue{std::int64_t{1}}}}});
+  std::string out;
+  write_uvarint(out, header.size());
+  out += header;
+  for (const auto& [cid, block] : blocks) {
+    write_uvarint(out, cid.bytes().size() + block.size());
+    out += cid.bytes();
+    out += block;
+  }
+  return out;
 }
 
 Result<std::string_view> CarFile::block(const Cid& cid) const {

@@ -28,7 +28,12 @@ class CarFile {
 
  private:
   std::vector<Cid> roots_;
-  std::unordered_map<std::string, std::string_view> blocks_;  // CID bytes -> block
+  // CID bytes -> block, both views into the parsed bytes.
+  std::unordered_map<std::string_view, std::string_view> blocks_;
 };
+
+// A CAR v1 file with one root and `blocks` in the order given (for tests,
+// benchmarks and anything that must hand a repo slice on).
+std::string write_car(const Cid& root, const std::vector<std::pair<Cid, std::string>>& blocks);
 
 }  // namespace bulleted::firehose

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 
 namespace bulleted::firehose {
@@ -44,9 +45,17 @@ void write_uvarint(std::string& out, std::uint64_t value) {
 }
 
 std::string sha256(std::string_view data) {
+  // One digest context per thread, reused: EVP_Digest allocates one per call.
+  struct Context {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Context() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local Context context;
   std::array<unsigned char, 32> digest{};
   unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  EVP_DigestInit_ex(context.ctx, EVP_sha256(), nullptr);
+  EVP_DigestUpdate(context.ctx, data.data(), data.size());
+  EVP_DigestFinal_ex(context.ctx, digest.data(), &length);
   return std::string(reinterpret_cast<const char*>(digest.data()), 32);
 }
 
@@ -61,15 +70,17 @@ Result<Cid> Cid::read_prefix(std::string_view bytes, std::size_t& consumed) {
   if (!hash) return std::unexpected(hash.error());
   auto length = read_uvarint(bytes, pos);
   if (!length) return std::unexpected(length.error());
-  if (*length > 128) return std::unexpected(corrupt("CID digest longer than 128 bytes"));
+  if (*length > 64) return std::unexpected(corrupt("CID digest longer than 64 bytes"));
   if (*hash == kHashSha256 && *length != 32) {
     return std::unexpected(corrupt("a sha2-256 digest is 32 bytes"));
   }
   if (bytes.size() - pos < *length) return std::unexpected(corrupt("CID digest runs past the end"));
   Cid cid;
-  cid.digest_offset_ = pos;
+  cid.digest_offset_ = static_cast<std::uint8_t>(pos);
   pos += *length;
-  cid.bytes_.assign(bytes.substr(0, pos));
+  if (pos > kMaxBytes) return std::unexpected(corrupt("CID longer than 96 bytes"));
+  std::copy_n(bytes.data(), pos, cid.data_.data());
+  cid.size_ = static_cast<std::uint8_t>(pos);
   cid.codec_ = *codec;
   cid.hash_code_ = *hash;
   consumed = pos;
@@ -117,7 +128,7 @@ std::string Cid::str() const {
   std::string out = "b";
   std::uint32_t buffer = 0;
   int bits = 0;
-  for (unsigned char byte : bytes_) {
+  for (unsigned char byte : bytes()) {
     buffer = (buffer << 8) | byte;
     bits += 8;
     while (bits >= 5) {

@@ -3,6 +3,7 @@
 // model. Varints are parsed, never assumed: a CID is whatever its header says.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,21 +32,25 @@ class Cid {
   // CIDv1, dag-cbor, sha2-256 of `block`.
   static Cid of_dag_cbor(std::string_view block);
 
-  const std::string& bytes() const { return bytes_; }
+  // CIDs are small and decoded by the thousand: kept inline, never on the heap.
+  static constexpr std::size_t kMaxBytes = 96;
+
+  std::string_view bytes() const { return std::string_view(data_.data(), size_); }
   std::string str() const;
   std::uint64_t codec() const { return codec_; }
   std::uint64_t hash_code() const { return hash_code_; }
-  std::string_view digest() const { return std::string_view(bytes_).substr(digest_offset_); }
+  std::string_view digest() const { return bytes().substr(digest_offset_); }
   // True when the digest is sha2-256 of `block`.
   bool matches(std::string_view block) const;
 
-  friend bool operator==(const Cid& a, const Cid& b) { return a.bytes_ == b.bytes_; }
+  friend bool operator==(const Cid& a, const Cid& b) { return a.bytes() == b.bytes(); }
 
  private:
-  std::string bytes_;
+  std::array<char, kMaxBytes> data_{};
+  std::uint8_t size_ = 0;
+  std::uint8_t digest_offset_ = 0;
   std::uint64_t codec_ = 0;
   std::uint64_t hash_code_ = 0;
-  std::size_t digest_offset_ = 0;
 };
 
 std::string sha256(std::string_view data);

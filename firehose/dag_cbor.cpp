@@ -173,6 +173,12 @@ class Builder {
     }
     const std::size_t entries = is_map ? size * 2 : size;
     stack_.push_back(Open{is_map, entries, {}, {}, std::nullopt});
+    // The declared size is checked against the input above; cap it anyway.
+    if (is_map) {
+      stack_.back().map.reserve(std::min<std::size_t>(size, 256));
+    } else {
+      stack_.back().array.reserve(std::min<std::size_t>(size, 256));
+    }
     if (entries == 0) close_finished();
   }
 

@@ -35,11 +35,6 @@ class Fields {
     if (v == nullptr || v->as_bool() == nullptr) return missing(key, "a boolean");
     return *v->as_bool();
   }
-  Result<std::string> bytes(std::string_view key) const {
-    const DagValue* v = body_.find(key);
-    if (v == nullptr || v->as_bytes() == nullptr) return missing(key, "bytes");
-    return v->as_bytes()->data;
-  }
   Result<std::optional<Cid>> optional_cid(std::string_view key) const {
     const DagValue* v = body_.find(key);
     if (v == nullptr || v->is_null()) return std::optional<Cid>();
@@ -81,14 +76,25 @@ Result<std::string> rev_field(const Fields& fields, std::string_view key) {
     target = std::move(*result_);                          \
   } while (false)
 
-Result<FirehoseEvent> decode_commit(const DagValue& body) {
+// Moves a byte field out of the body (CAR slices are large: no copy).
+Result<std::string> take_bytes(DagValue& body, std::string_view key) {
+  if (auto* map = std::get_if<DagMap>(&body.value)) {
+    for (auto& [k, v] : *map) {
+      if (k != key) continue;
+      if (auto* bytes = std::get_if<DagBytes>(&v.value)) return std::move(bytes->data);
+    }
+  }
+  return std::unexpected(corrupt(std::string(key) + " is missing or not bytes"));
+}
+
+Result<FirehoseEvent> decode_commit(DagValue& body) {
   const Fields f(body);
   CommitEvent e;
   TRY_ASSIGN(e.seq, f.seq());
   TRY_ASSIGN(e.repo, f.did("repo"));
   TRY_ASSIGN(e.rev, rev_field(f, "rev"));
   TRY_ASSIGN(e.time, f.text("time"));
-  TRY_ASSIGN(e.blocks, f.bytes("blocks"));
+  TRY_ASSIGN(e.blocks, take_bytes(body, "blocks"));
   TRY_ASSIGN(e.commit, f.optional_cid("commit"));
   TRY_ASSIGN(e.prev_data, f.optional_cid("prevData"));
   if (const DagValue* since = body.find("since"); since != nullptr && !since->is_null()) {
@@ -120,7 +126,7 @@ Result<FirehoseEvent> decode_commit(const DagValue& body) {
   return e;
 }
 
-Result<FirehoseEvent> decode_body(std::string_view type, const DagValue& body) {
+Result<FirehoseEvent> decode_body(std::string_view type, DagValue& body) {
   const Fields f(body);
   if (type == "#commit") return decode_commit(body);
   if (type == "#sync") {
@@ -129,7 +135,7 @@ Result<FirehoseEvent> decode_body(std::string_view type, const DagValue& body) {
     TRY_ASSIGN(e.did, f.did("did"));
     TRY_ASSIGN(e.rev, rev_field(f, "rev"));
     TRY_ASSIGN(e.time, f.text("time"));
-    TRY_ASSIGN(e.blocks, f.bytes("blocks"));
+    TRY_ASSIGN(e.blocks, take_bytes(body, "blocks"));
     return e;
   }
   if (type == "#identity") {

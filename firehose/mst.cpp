@@ -19,7 +19,7 @@ class Walker {
   Result<void> visit(const Cid& cid, std::size_t depth) {
     if (depth > limits_.max_depth) return std::unexpected(corrupt("tree deeper than allowed"));
     if (++nodes_ > limits_.max_nodes) return std::unexpected(corrupt("more nodes than allowed"));
-    if (!seen_.insert(cid.bytes()).second)
+    if (!seen_.insert(std::string(cid.bytes())).second)
       return std::unexpected(corrupt("a node is reached twice"));
     auto block = car_.block(cid);
     if (!block) return std::unexpected(corrupt(block.error().message));

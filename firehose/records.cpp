@@ -23,10 +23,35 @@ schema::RecordOp delete_op(const std::string& did, const std::string& rkey,
 
 }  // namespace
 
+namespace {
+
+// A decoded record as the record validator's field source.
+class DagRecordFields final : public schema::RecordFields {
+ public:
+  explicit DagRecordFields(const DagValue& value) : value_(value) {}
+  bool is_object() const override { return value_.as_map() != nullptr; }
+  schema::RecordField get(std::string_view name) const override {
+    using Kind = schema::RecordField::Kind;
+    const DagValue* field = value_.find(name);
+    if (field == nullptr) return {};
+    if (field->is_null()) return {Kind::kNull};
+    if (const bool* b = field->as_bool()) return {Kind::kBool, *b};
+    if (const std::string* s = field->as_text()) return {Kind::kString, false, *s};
+    if (field->as_array() != nullptr) return {Kind::kArray};
+    return {Kind::kOther};
+  }
+  nlohmann::json facets_json() const override { return to_json(*value_.find("facets")); }
+
+ private:
+  const DagValue& value_;
+};
+
+}  // namespace
+
 std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block) {
   auto value = decode_dag_cbor(block);
   if (!value) return std::unexpected(value.error().message);
-  return schema::parse_node_record(to_json(*value));
+  return schema::parse_node_record(DagRecordFields(*value));
 }
 
 Result<CommitRecords> commit_records(const CommitEvent& commit) {

@@ -3,6 +3,7 @@
 #include <unicode/ubrk.h>
 #include <unicode/utext.h>
 
+#include <cstring>
 #include <memory>
 
 #include "ordering/order_key.hpp"
@@ -31,6 +32,15 @@ bool is_valid_utf8(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   while (i < n) {
+    // Eight ASCII bytes at a time: the common case for outline text.
+    if (i + 8 <= n) {
+      std::uint64_t chunk;
+      std::memcpy(&chunk, s + i, 8);
+      if ((chunk & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const unsigned char c = s[i];
     if (c < 0x80) {
       ++i;
@@ -96,49 +106,155 @@ std::string sibling_group(std::string_view did, const std::optional<std::string>
   return uri->str();
 }
 
-std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json) {
-  if (!json.is_object()) return std::unexpected("a record is a JSON object");
+std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fields) {
+  using Kind = RecordField::Kind;
+  if (!fields.is_object()) return std::unexpected("a record is an object");
   NodeRecord record;
-  if (auto type = json.find("$type"); type != json.end()) {
-    if (!type->is_string() || type->get_ref<const std::string&>() != kNodeCollection) {
+  if (const RecordField type = fields.get("$type"); type.kind != Kind::kAbsent) {
+    if (type.kind != Kind::kString || type.text != kNodeCollection) {
       return std::unexpected("$type is not app.bulleted.node");
     }
   }
-  auto text = json.find("text");
-  if (text == json.end() || !text->is_string()) return std::unexpected("text is required");
-  record.text = text->get<std::string>();
-  if (auto reason = check_text("text", record.text)) return std::unexpected(*reason);
+  const RecordField text = fields.get("text");
+  if (text.kind != Kind::kString) return std::unexpected("text is required");
+  if (auto reason = check_text("text", text.text)) return std::unexpected(*reason);
+  record.text = text.text;
 
-  if (auto note = json.find("note"); note != json.end() && !note->is_null()) {
-    if (!note->is_string()) return std::unexpected("note is not a string");
-    record.note = note->get<std::string>();
-    if (auto reason = check_text("note", *record.note)) return std::unexpected(*reason);
+  if (const RecordField note = fields.get("note"); note.kind != Kind::kAbsent && note.kind != Kind::kNull) {
+    if (note.kind != Kind::kString) return std::unexpected("note is not a string");
+    if (auto reason = check_text("note", note.text)) return std::unexpected(*reason);
+    record.note = std::string(note.text);
   }
-  if (auto parent = json.find("parent"); parent != json.end() && !parent->is_null()) {
-    if (!parent->is_string()) return std::unexpected("parent is not a string");
-    const auto& raw = parent->get_ref<const std::string&>();
-    if (auto uri = AtUri::parse(raw); !uri) return std::unexpected("parent: " + uri.error());
-    record.parent = raw;
+  if (const RecordField parent = fields.get("parent");
+      parent.kind != Kind::kAbsent && parent.kind != Kind::kNull) {
+    if (parent.kind != Kind::kString) return std::unexpected("parent is not a string");
+    if (auto uri = AtUri::parse(parent.text); !uri) return std::unexpected("parent: " + uri.error());
+    record.parent = std::string(parent.text);
   }
-  if (auto key = json.find("sortKey"); key != json.end() && key->is_string()) {
-    record.sort_key = key->get<std::string>();
-    record.sort_key_valid = ordering::is_valid_key(*record.sort_key);
+  if (const RecordField key = fields.get("sortKey"); key.kind == Kind::kString) {
+    record.sort_key = std::string(key.text);
+    record.sort_key_valid = ordering::is_valid_key(key.text);
   }
-  if (auto completed = json.find("completed"); completed != json.end() && !completed->is_null()) {
-    if (!completed->is_boolean()) return std::unexpected("completed is not a boolean");
-    record.completed = completed->get<bool>();
+  if (const RecordField completed = fields.get("completed");
+      completed.kind != Kind::kAbsent && completed.kind != Kind::kNull) {
+    if (completed.kind != Kind::kBool) return std::unexpected("completed is not a boolean");
+    record.completed = completed.boolean;
   }
-  auto created = json.find("createdAt");
-  if (created == json.end() || !created->is_string())
-    return std::unexpected("createdAt is required");
-  if (auto when = Datetime::parse(created->get_ref<const std::string&>()); !when) {
+  const RecordField created = fields.get("createdAt");
+  if (created.kind != Kind::kString) return std::unexpected("createdAt is required");
+  if (auto when = Datetime::parse(created.text); !when) {
     return std::unexpected("createdAt: " + when.error());
   }
-  record.created_at = created->get<std::string>();
-  if (auto facets = json.find("facets"); facets != json.end() && facets->is_array()) {
-    record.facets = *facets;
-  }
+  record.created_at = std::string(created.text);
+  if (fields.get("facets").kind == Kind::kArray) record.facets = fields.facets_json();
   return record;
+}
+
+namespace {
+
+class JsonRecordFields final : public RecordFields {
+ public:
+  explicit JsonRecordFields(const nlohmann::json& json) : json_(json) {}
+  bool is_object() const override { return json_.is_object(); }
+  RecordField get(std::string_view name) const override {
+    auto it = json_.find(name);
+    if (it == json_.end()) return {};
+    switch (it->type()) {
+      case nlohmann::json::value_t::null:
+        return {RecordField::Kind::kNull};
+      case nlohmann::json::value_t::boolean:
+        return {RecordField::Kind::kBool, it->get<bool>()};
+      case nlohmann::json::value_t::string:
+        return {RecordField::Kind::kString, false, it->get_ref<const std::string&>()};
+      case nlohmann::json::value_t::array:
+        return {RecordField::Kind::kArray};
+      default:
+        return {RecordField::Kind::kOther};
+    }
+  }
+  nlohmann::json facets_json() const override { return json_.at("facets"); }
+
+ private:
+  const nlohmann::json& json_;
+};
+
+}  // namespace
+
+std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json) {
+  return parse_node_record(JsonRecordFields(json));
+}
+
+namespace {
+
+// Appends `text` as a JSON string, escaped as nlohmann::json::dump() does.
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+std::string to_json_text(const NodeRecord& record) {
+  // Keys in the order nlohmann::json (a std::map) writes them.
+  std::string out = "{\"$type\":\"app.bulleted.node\"";
+  out.reserve(64 + record.text.size() + (record.note ? record.note->size() : 0));
+  if (record.completed) out += ",\"completed\":true";
+  out += ",\"createdAt\":";
+  append_json_string(out, record.created_at);
+  if (record.facets.is_array()) {
+    out += ",\"facets\":";
+    out += record.facets.dump();
+  }
+  if (record.note) {
+    out += ",\"note\":";
+    append_json_string(out, *record.note);
+  }
+  if (record.parent) {
+    out += ",\"parent\":";
+    append_json_string(out, *record.parent);
+  }
+  if (record.sort_key) {
+    out += ",\"sortKey\":";
+    append_json_string(out, *record.sort_key);
+  }
+  out += ",\"text\":";
+  append_json_string(out, record.text);
+  out += '}';
+  return out;
 }
 
 nlohmann::json to_json(const NodeRecord& record) {

@@ -38,11 +38,32 @@ struct NodeRecord {
   }
 };
 
+// One field of a record as the validator sees it, whatever the encoding
+// (JSON from clients, DAG-CBOR from the network).
+struct RecordField {
+  enum class Kind { kAbsent, kNull, kBool, kString, kArray, kOther };
+  Kind kind = Kind::kAbsent;
+  bool boolean = false;
+  std::string_view text;  // for kString; valid while the source lives
+};
+
+class RecordFields {
+ public:
+  virtual ~RecordFields() = default;
+  virtual bool is_object() const = 0;
+  virtual RecordField get(std::string_view name) const = 0;
+  // The facets array in its JSON form; called only when "facets" is an array.
+  virtual nlohmann::json facets_json() const = 0;
+};
+
 // Parses and validates a record; the error is a reason for logs and counters.
+std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fields);
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);
 
 // The record's JSON form, with $type, for storage and for writing to a PDS.
 nlohmann::json to_json(const NodeRecord& record);
+// The same as to_json(record).dump(), written directly (the apply hot path).
+std::string to_json_text(const NodeRecord& record);
 
 // Number of extended grapheme clusters in UTF-8 `text` (Unicode rules, ICU).
 // REQUIRES: valid UTF-8.

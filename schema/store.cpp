@@ -16,26 +16,30 @@ std::unexpected<Error> pass(const Result<T>& result) {
   return std::unexpected(result.error());
 }
 
-// The greater of the rev on the live row and the rev on the tombstone.
-Result<std::optional<std::string>> stored_rev(Database& db, std::string_view did,
-                                              std::string_view rkey) {
-  std::optional<std::string> newest;
-  for (const char* sql : {"SELECT rev FROM nodes WHERE did = ?1 AND rkey = ?2",
-                          "SELECT rev FROM tombstones WHERE did = ?1 AND rkey = ?2"}) {
-    auto stmt = db.prepare(sql);
-    if (!stmt) return pass(stmt);
-    (*stmt)->bind(1, did).bind(2, rkey);
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (*row) {
-      std::string rev = (*stmt)->text(0);
-      if (!newest || rev > *newest) newest = std::move(rev);
-    }
+// What the store holds for one record: the rev of its live row and of its
+// tombstone (at most one of them exists after any apply).
+struct StoredRevs {
+  std::optional<std::string> row;
+  std::optional<std::string> tombstone;
+  const std::optional<std::string>& newest() const {
+    if (!row) return tombstone;
+    if (!tombstone) return row;
+    return *row > *tombstone ? row : tombstone;
   }
-  return newest;
+};
+
+Result<StoredRevs> stored_revs(Database& db, std::string_view did, std::string_view rkey) {
+  auto stmt = db.prepare(
+      "SELECT (SELECT rev FROM nodes WHERE did = ?1 AND rkey = ?2),"
+      " (SELECT rev FROM tombstones WHERE did = ?1 AND rkey = ?2)");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did).bind(2, rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return StoredRevs{(*stmt)->optional_text(0), (*stmt)->optional_text(1)};
 }
 
-Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
+Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq, bool had_tombstone) {
   const NodeRecord& record = *op.record;
   auto stmt = db.prepare(
       "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
@@ -60,9 +64,10 @@ Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
       .bind(10, record.note)
       .bind(11, record.completed)
       .bind(12, record.created_at)
-      .bind(13, to_json(record).dump())
+      .bind(13, to_json_text(record))
       .bind(14, seq);
   if (auto r = (*stmt)->run(); !r) return r;
+  if (!had_tombstone) return {};
   auto clear = db.prepare("DELETE FROM tombstones WHERE did = ?1 AND rkey = ?2");
   if (!clear) return pass(clear);
   (*clear)->bind(1, op.did).bind(2, op.rkey);
@@ -198,20 +203,26 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       ++outcome.ignored;
       continue;
     }
-    auto stored = stored_rev(*db_, op.did, op.rkey);
+    auto stored = stored_revs(*db_, op.did, op.rkey);
     if (!stored) return pass(stored);
-    if (*stored && op.rev <= **stored) {
+    if (const auto& newest = stored->newest(); newest && op.rev <= *newest) {
       ++outcome.stale;
       continue;
     }
     if (op.kind == OpKind::kDelete || !op.record) {
       if (auto r = delete_node(*db_, op, ++seq); !r) return pass(r);
     } else {
-      if (auto r = upsert_node(*db_, op, ++seq); !r) return pass(r);
+      if (auto r = upsert_node(*db_, op, ++seq, stored->tombstone.has_value()); !r) return pass(r);
     }
     ++outcome.applied;
   }
+  // Only the newest rev of each repo matters.
+  std::map<std::string_view, std::string_view> newest_revs;
   for (const auto& [did, rev] : batch.repo_revs) {
+    auto [it, inserted] = newest_revs.emplace(did, rev);
+    if (!inserted && it->second < rev) it->second = rev;
+  }
+  for (const auto& [did, rev] : newest_revs) {
     auto stmt = db_->prepare(
         "INSERT INTO repos (did, rev) VALUES (?1, ?2) ON CONFLICT (did) DO UPDATE"
         " SET rev = excluded.rev WHERE repos.rev IS NULL OR excluded.rev > repos.rev");

@@ -12,6 +12,20 @@ export { Xrpc } from './pds/lib/xrpc.mjs';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Every process a test starts; whatever is still alive when the script exits
+// (a failed assertion included) is killed, so no PDS or app view outlives it.
+const children = new Set();
+function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+process.on('exit', () => {
+  for (const child of children) {
+    try { child.kill('SIGKILL'); } catch {}
+  }
+});
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -47,6 +61,7 @@ export async function startPds(workdir, extraArgs = []) {
   const log = fs.openSync(path.join(workdir, 'pds.log'), 'a');
   const child = spawn(path.join(here, 'pds', 'node22'), ['start-pds.mjs', '--pds-port', String(pdsPort),
     '--plc-port', String(plcPort), '--out', out, ...extraArgs], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
+  track(child);
   const info = await waitFor('the PDS', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 120000);
   return { child, info, pdsPort };
 }
@@ -62,7 +77,7 @@ export function stopProcess(child, signal = 'SIGTERM') {
 // Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
 export function startAppview(binary, args, logFile) {
   const log = fs.openSync(logFile, 'a');
-  return spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log] });
+  return track(spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log] }));
 }
 
 // Resolves once an app view's log says its firehose session is open (a

@@ -58,7 +58,7 @@ TEST(DagCbor, InteropValidAndInvalidJson) {
 }
 
 TEST(DagCbor, RefusesWhatIsNotStrictDagCbor) {
-  const std::string cid_bytes = Cid::of_dag_cbor("x").bytes();
+  const std::string cid_bytes(Cid::of_dag_cbor("x").bytes());
   std::string bad_tag = bytes_of({0xd8, 0x2b, 0x41, 0x00});  // tag 43
   struct Case {
     std::string bytes;

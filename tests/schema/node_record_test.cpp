@@ -115,6 +115,24 @@ TEST(NodeRecord, SiblingGroupNeverCrossesRepos) {
   }
 }
 
+TEST(NodeRecord, DirectJsonTextMatchesTheJsonLibrary) {
+  NodeRecord record;
+  record.created_at = "2026-11-30T12:00:00.000Z";
+  for (std::string text : {std::string("plain"), std::string("quote \" backslash \\ slash /"),
+                           std::string("controls \b\f\n\r\t \x01\x1f \x7f"),
+                           std::string("unicode caf\xC3\xA9 \xF0\x9F\x98\x80"), std::string()}) {
+    record.text = text;
+    EXPECT_EQ(to_json_text(record), to_json(record).dump()) << text;
+    record.note = text + " note";
+    record.parent = "at://did:plc:a/app.bulleted.node/x";
+    record.sort_key = "a0";
+    record.completed = true;
+    record.facets = nlohmann::json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 1}}}}});
+    EXPECT_EQ(to_json_text(record), to_json(record).dump()) << text;
+    record = NodeRecord{.created_at = record.created_at};
+  }
+}
+
 TEST(Utf8, Validation) {
   EXPECT_TRUE(is_valid_utf8("plain ascii"));
   EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80"));
