@@ -6,6 +6,7 @@
 #include "appview/cli/backfill_command.hpp"
 #include "appview/cli/keys_command.hpp"
 #include "appview/cli/serve_command.hpp"
+#include "appview/cli/token_command.hpp"
 
 namespace {
 
@@ -15,6 +16,7 @@ constexpr const char* kUsage =
     "  serve [--config FILE] [--port N] [--bind ADDR] [--db PATH] [--mode local|pds]\n"
     "        [--firehose URL] [--plc URL] [--handle-resolver URL]\n"
     "                            run the app view\n"
+    "  token create --did DID    print a bearer token that may write DID's repo (local mode)\n"
     "  backfill DID [--pds URL]   index a whole repo from its PDS (getRepo)\n"
     "  keys between A B [--n N] [--seed S]\n"
     "                            print order keys strictly between A and B ('-' = open)\n"
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
   if (command == "keys") return bulleted::cli::run_keys_command(rest, std::cout, std::cerr);
   if (command == "serve") return bulleted::cli::run_serve_command(rest, std::cout, std::cerr);
   if (command == "backfill") return bulleted::cli::run_backfill_command(rest, std::cout, std::cerr);
+  if (command == "token") return bulleted::cli::run_token_command(rest, std::cout, std::cerr);
   std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

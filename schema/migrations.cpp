@@ -66,6 +66,14 @@ CREATE TABLE counters (
 ) WITHOUT ROWID;
 INSERT INTO counters (name, value) VALUES ('change_seq', 0);
 )sql",
+    // 2: bearer tokens of local mode, stored as SHA-256 digests.
+    R"sql(
+CREATE TABLE tokens (
+  hash TEXT PRIMARY KEY,
+  did TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -120,7 +120,8 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
   if (auto reason = check_text("text", text.text)) return std::unexpected(*reason);
   record.text = text.text;
 
-  if (const RecordField note = fields.get("note"); note.kind != Kind::kAbsent && note.kind != Kind::kNull) {
+  if (const RecordField note = fields.get("note");
+      note.kind != Kind::kAbsent && note.kind != Kind::kNull) {
     if (note.kind != Kind::kString) return std::unexpected("note is not a string");
     if (auto reason = check_text("note", note.text)) return std::unexpected(*reason);
     record.note = std::string(note.text);
@@ -128,7 +129,8 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
   if (const RecordField parent = fields.get("parent");
       parent.kind != Kind::kAbsent && parent.kind != Kind::kNull) {
     if (parent.kind != Kind::kString) return std::unexpected("parent is not a string");
-    if (auto uri = AtUri::parse(parent.text); !uri) return std::unexpected("parent: " + uri.error());
+    if (auto uri = AtUri::parse(parent.text); !uri)
+      return std::unexpected("parent: " + uri.error());
     record.parent = std::string(parent.text);
   }
   if (const RecordField key = fields.get("sortKey"); key.kind == Kind::kString) {

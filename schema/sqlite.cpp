@@ -97,16 +97,16 @@ Database::~Database() {
   sqlite3_close(db_);
 }
 
-Result<Statement*> Database::prepare(const char* sql) {
+Result<StatementRef> Database::prepare(const char* sql) {
   if (auto it = cache_.find(sql); it != cache_.end()) {
     it->second->reset();
-    return it->second.get();
+    return StatementRef(it->second.get());
   }
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return std::unexpected(sqlite_error(db_, rc, "prepare"));
   auto [it, inserted] = cache_.emplace(sql, std::make_unique<Statement>(db_, stmt));
-  return it->second.get();
+  return StatementRef(it->second.get());
 }
 
 Result<void> Database::exec(const char* sql) {

@@ -60,6 +60,25 @@ class Statement {
   sqlite3_stmt* stmt_;
 };
 
+// A cached statement in use: resets it (ending any read it holds open) when
+// it goes out of scope, so no connection keeps a stale snapshot between calls.
+class StatementRef {
+ public:
+  explicit StatementRef(Statement* statement) : statement_(statement) {}
+  StatementRef(StatementRef&& other) noexcept : statement_(other.statement_) {
+    other.statement_ = nullptr;
+  }
+  StatementRef& operator=(StatementRef&&) = delete;
+  ~StatementRef() {
+    if (statement_ != nullptr) statement_->reset();
+  }
+  Statement* operator->() const { return statement_; }
+  Statement& operator*() const { return *statement_; }
+
+ private:
+  Statement* statement_;
+};
+
 class Database {
  public:
   // Opens (creating if needed) the file at `path` with WAL, synchronous=NORMAL,
@@ -69,9 +88,9 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  // A cached statement for `sql` (a string literal), reset and ready to bind.
-  // The reference is valid until the next prepare of the same SQL.
-  Result<Statement*> prepare(const char* sql);
+  // A cached statement for `sql` (a string literal), ready to bind. At most
+  // one StatementRef per SQL text may be alive at a time.
+  Result<StatementRef> prepare(const char* sql);
   // Runs one or more statements without parameters.
   Result<void> exec(const char* sql);
 

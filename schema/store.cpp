@@ -308,6 +308,12 @@ Result<std::int64_t> Store::node_count() {
   return (*stmt)->integer(0);
 }
 
+Result<void> Store::check_writable() {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
+  return {};  // rolled back by the Transaction
+}
+
 Result<std::vector<std::string>> Store::repo_dids() {
   auto stmt = db_->prepare(
       "SELECT did FROM repos WHERE status != 'deleted' UNION SELECT DISTINCT did FROM nodes"

@@ -153,6 +153,13 @@ struct IndexedRecord {
   std::string rev;
 };
 
+// A sibling's place in its group: what placement reads under its lock.
+struct SiblingKey {
+  std::string sort_key;  // effective ("~" when the record's key is not canonical)
+  std::string rkey;
+  bool valid() const { return sort_key != kInvalidSortKey; }
+};
+
 struct StoreOptions {
   int busy_timeout_ms = 5000;
 };
@@ -179,6 +186,24 @@ class Store {
   Result<std::optional<RepoState>> repo(std::string_view did);
   Result<std::optional<std::int64_t>> cursor(std::string_view source);
   Result<std::int64_t> node_count();
+  // Takes the write lock and gives it back: fails when the file is read-only,
+  // locked beyond the busy timeout, or unusable.
+  Result<void> check_writable();
+  // Sibling keys of `group` in (sort_key, rkey) order, after (or, reversed,
+  // before) `from` when given. Reads the covering index only.
+  Result<std::vector<SiblingKey>> sibling_keys(std::string_view group,
+                                               const std::optional<SiblingKey>& from, bool reverse,
+                                               int limit);
+  // The sibling at 0-based `index` of `group`, if there is one.
+  Result<std::optional<SiblingKey>> sibling_key_at(std::string_view group, std::int64_t index);
+  // Live rkeys whose group is `group` (children of a node), for subtree walks.
+  Result<std::vector<std::string>> child_rkeys(std::string_view group);
+
+  // Bearer tokens (local mode): stores the digest of a token for `did`.
+  Result<void> add_token(std::string_view digest, std::string_view did);
+  // The DID a token digest belongs to.
+  Result<std::optional<std::string>> token_did(std::string_view digest);
+
   // Every repo the index has rows or state for.
   Result<std::vector<std::string>> repo_dids();
   // Every live record of a repo, hidden or not, by rkey.

@@ -368,6 +368,78 @@ Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::stri
   return page;
 }
 
+Result<std::vector<SiblingKey>> Store::sibling_keys(std::string_view group,
+                                                    const std::optional<SiblingKey>& from,
+                                                    bool reverse, int limit) {
+  const char* sql =
+      reverse
+          ? (from
+                 ? "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) < (?2, ?3)"
+                   " ORDER BY sort_key DESC, rkey DESC LIMIT ?4"
+                 : "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key DESC, rkey "
+                   "DESC LIMIT ?4")
+          : (from
+                 ? "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
+                   " ORDER BY sort_key, rkey LIMIT ?4"
+                 : "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT "
+                   "?4");
+  auto stmt = db_->prepare(sql);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, group).bind(4, limit);
+  if (from) (*stmt)->bind(2, from->sort_key).bind(3, from->rkey);
+  std::vector<SiblingKey> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return out;
+    out.push_back(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+  }
+}
+
+Result<std::optional<SiblingKey>> Store::sibling_key_at(std::string_view group,
+                                                        std::int64_t index) {
+  auto stmt = db_->prepare(
+      "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1 OFFSET ?2");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, group).bind(2, index);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<SiblingKey>();
+  return std::optional<SiblingKey>(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+}
+
+Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {
+  auto stmt = db_->prepare("SELECT rkey FROM nodes WHERE grp = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, group);
+  std::vector<std::string> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return out;
+    out.push_back((*stmt)->text(0));
+  }
+}
+
+Result<void> Store::add_token(std::string_view digest, std::string_view did) {
+  auto stmt = db_->prepare(
+      "INSERT INTO tokens (hash, did, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', "
+      "'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest).bind(2, did);
+  return (*stmt)->run();
+}
+
+Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
+  auto stmt = db_->prepare("SELECT did FROM tokens WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>((*stmt)->text(0));
+}
+
 Result<std::string> Store::explain(std::string_view kind) {
   const char* sql = kind == "children_first"           ? kChildrenFirst
                     : kind == "children_after"         ? kChildrenAfter

@@ -3,13 +3,17 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <ostream>
 
+#include "appview/api.hpp"
 #include "appview/cli/args.hpp"
 #include "appview/config.hpp"
+#include "appview/http/server.hpp"
 #include "appview/logging.hpp"
+#include "appview/xrpc.hpp"
 #include "firehose/consumer.hpp"
 #include "schema/store.hpp"
 
@@ -56,7 +60,10 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     return 2;
   }
   appview::configure_logging(config->log_level, config->log_format);
-  spdlog::info("bulleted-appview starting with {}", appview::to_json(*config, true).dump());
+  spdlog::info("bulleted-appview {} starting with {}", appview::kVersion,
+               appview::to_json(*config, true).dump());
+  // Before any other cpprest use: a small pool gives the best tail latency.
+  appview::init_cpprest_threads(2);
 
   if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
     std::error_code ignored;
@@ -82,9 +89,39 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     spdlog::info("no firehose configured (firehose.url, --firehose): not following the network");
   }
 
+  appview::AppContext context(*config);
+  context.firehose = consumer ? &metrics : nullptr;
+  if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
+      faults != nullptr && std::string(faults) == "1") {
+    spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
+    context.fault_injection = true;
+  }
+  appview::Api api(context);
+  appview::HttpServerOptions http;
+  http.bind = config->bind;
+  http.port = config->port;
+  http.workers = config->threads;
+  http.max_body_bytes = config->max_body_bytes;
+  http.large_body_paths["/xrpc/app.bulleted.importOutline"] = config->max_import_bytes;
+  http.refusal = [](int status, const std::string& error, const std::string& message) {
+    return appview::error_response(status, error, message);
+  };
+  appview::HttpServer server(
+      http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
+  context.in_flight = [&server] { return server.in_flight(); };
+  if (auto r = server.start(); !r) {
+    spdlog::error("{}", r.error().message);
+    if (consumer) consumer->stop();
+    return 1;
+  }
+  spdlog::info("listening on http://{}:{} ({} mode)", config->bind, config->port, config->mode);
+
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Stop taking requests and let in-flight writes finish, then the firehose
+  // (which commits its cursor).
+  server.stop(std::chrono::seconds(config->shutdown_grace_seconds));
   if (consumer) consumer->stop();
   spdlog::info("stopped");
   return 0;

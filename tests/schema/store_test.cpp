@@ -55,6 +55,24 @@ TEST_F(StoreTest, OpensWithWalAndTheLatestSchema) {
   EXPECT_TRUE(Store::open(dir_.file("index.db")).has_value());
 }
 
+// Regression: a read must not leave its statement open, or the connection
+// keeps a stale snapshot (later reads miss new rows, writes fail busy).
+TEST_F(StoreTest, ReadsOnOneConnectionSeeWritesOfAnother) {
+  auto reader = Store::open(dir_.file("index.db"));
+  ASSERT_TRUE(reader.has_value());
+  apply({upsert({.rkey = "a", .sort_key = "a0"}), upsert({.rkey = "b", .sort_key = "a1"})});
+  // Partial reads: a sibling-key page smaller than the group.
+  auto first = (*reader)->sibling_keys(schema::root_group("did:plc:alice"), std::nullopt, false, 1);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->size(), 1u);
+  ASSERT_TRUE((*reader)->sibling_key_at(schema::root_group("did:plc:alice"), 0).has_value());
+  apply({upsert({.rkey = "c", .sort_key = "a2"})});
+  auto page = (*reader)->children({.did = "did:plc:alice"});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(rkeys(page->nodes), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE((*reader)->check_writable().has_value());
+}
+
 TEST_F(StoreTest, RefusesANewerSchema) {
   ASSERT_TRUE(store_->database().exec("PRAGMA user_version = 999").has_value());
   store_.reset();

@@ -1,0 +1,379 @@
+#include "appview/api_methods.hpp"
+
+#include "appview/local_writer.hpp"
+#include "appview/views.hpp"
+#include "appview/xrpc.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+
+// Handlers reach Api's connection and context through this friend.
+struct ApiMethods {
+  static schema::Store& store(Api& api) { return api.store(); }
+  static AppContext& context(Api& api) { return api.context_; }
+  static Result<std::string> authorize(Api& api, const HttpRequest& request,
+                                       const std::string& repo) {
+    return api.authorize(request, repo);
+  }
+};
+
+namespace {
+
+using nlohmann::json;
+
+#define TRY(target, expr)                                               \
+  auto target##_result = (expr);                                        \
+  if (!target##_result) return error_response(target##_result.error()); \
+  auto target = std::move(*target##_result)
+
+Result<std::string> did_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto did = schema::Did::parse(*value); !did)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
+  return value;
+}
+
+Result<std::string> rkey_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+Result<std::optional<std::string>> optional_rkey_param(const XrpcParams& params,
+                                                       const std::string& name) {
+  auto value = params.text(name);
+  if (!value || value->empty()) return std::optional<std::string>();
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+// A procedure's JSON body: an object; unknown fields (a sortKey included) are
+// ignored.
+class Body {
+ public:
+  static Result<Body> parse(const HttpRequest& request) {
+    const std::string type = request.header("content-type");
+    if (type.rfind("application/json", 0) != 0) {
+      return fail(ErrorCode::kInvalidRequest, "the body must be application/json");
+    }
+    Body body;
+    body.json_ = json::parse(request.body, nullptr, false);
+    if (body.json_.is_discarded())
+      return fail(ErrorCode::kInvalidRequest, "the body is not valid JSON");
+    if (!body.json_.is_object())
+      return fail(ErrorCode::kInvalidRequest, "the body must be a JSON object");
+    return body;
+  }
+  Result<std::optional<std::string>> string(const std::string& name) const {
+    auto it = json_.find(name);
+    if (it == json_.end() || it->is_null()) return std::optional<std::string>();
+    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
+    return std::optional<std::string>(it->get<std::string>());
+  }
+  Result<std::optional<bool>> boolean(const std::string& name) const {
+    auto it = json_.find(name);
+    if (it == json_.end() || it->is_null()) return std::optional<bool>();
+    if (!it->is_boolean()) return fail(ErrorCode::kInvalidRequest, name + " must be a boolean");
+    return std::optional<bool>(it->get<bool>());
+  }
+  Result<std::string> did(const std::string& name) const {
+    auto value = string(name);
+    if (!value) return std::unexpected(value.error());
+    if (!*value) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
+    if (auto did = schema::Did::parse(**value); !did)
+      return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
+    return **value;
+  }
+  Result<std::optional<std::string>> rkey(const std::string& name, bool required = false) const {
+    auto value = string(name);
+    if (!value) return value;
+    if (!*value) {
+      if (required) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
+      return value;
+    }
+    if (auto key = schema::RecordKey::parse(**value); !key) {
+      return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+    }
+    return value;
+  }
+  // "first", "last", or a 0-based index given as a number or a string.
+  Result<std::optional<std::string>> position() const {
+    auto it = json_.find("position");
+    if (it == json_.end() || it->is_null()) return std::optional<std::string>();
+    if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
+      return std::optional<std::string>(std::to_string(it->get<std::int64_t>()));
+    }
+    if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+
+ private:
+  json json_;
+};
+
+Result<NeighbourIntent> intent_of(const Body& body) {
+  NeighbourIntent intent;
+  auto parent = body.rkey("parentRkey");
+  if (!parent) return std::unexpected(parent.error());
+  auto after = body.rkey("afterRkey");
+  if (!after) return std::unexpected(after.error());
+  auto before = body.rkey("beforeRkey");
+  if (!before) return std::unexpected(before.error());
+  auto position = body.position();
+  if (!position) return std::unexpected(position.error());
+  intent.parent_rkey = *parent;
+  intent.after_rkey = *after;
+  intent.before_rkey = *before;
+  intent.position = *position;
+  if (intent.position && *intent.position != "first" && *intent.position != "last" &&
+      intent.position->find_first_not_of("0123456789") != std::string::npos) {
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+  return intent;
+}
+
+Result<NodeFields> fields_of(const Body& body) {
+  NodeFields fields;
+  auto text = body.string("text");
+  if (!text) return std::unexpected(text.error());
+  auto note = body.string("note");
+  if (!note) return std::unexpected(note.error());
+  auto completed = body.boolean("completed");
+  if (!completed) return std::unexpected(completed.error());
+  fields.text = *text;
+  fields.note = *note;
+  fields.completed = *completed;
+  return fields;
+}
+
+// ---- queries
+
+HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(node, ApiMethods::store(api).node(repo, rkey));
+  return json_response(node_view(node));
+}
+
+HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(parent, optional_rkey_param(params, "parent"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  TRY(reverse, params.boolean("reverse"));
+  TRY(page, ApiMethods::store(api).children({.did = repo,
+                                             .parent_rkey = parent,
+                                             .limit = static_cast<int>(limit.value_or(100)),
+                                             .cursor = params.text("cursor"),
+                                             .reverse = reverse.value_or(false)}));
+  json nodes = json::array();
+  for (const auto& row : page.nodes) nodes.push_back(node_view(row));
+  json out = {{"nodes", std::move(nodes)}};
+  if (page.cursor) out["cursor"] = *page.cursor;
+  return json_response(out);
+}
+
+HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(anchor, rkey_param(params, "anchor"));
+  TRY(before, params.integer("before", 0, 1000));
+  TRY(after, params.integer("after", 0, 1000));
+  TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
+                                            static_cast<int>(after.value_or(20))));
+  json nodes = json::array();
+  for (const auto& row : window.nodes) nodes.push_back(node_view(row));
+  return json_response({{"nodes", std::move(nodes)},
+                        {"hasBefore", window.has_before},
+                        {"hasAfter", window.has_after}});
+}
+
+HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(root, optional_rkey_param(params, "root"));
+  TRY(depth, params.integer("depth", 0, 64));
+  TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
+  TRY(tree, ApiMethods::store(api).subtree(
+                {.did = repo,
+                 .root_rkey = root,
+                 .depth = static_cast<int>(depth.value_or(8)),
+                 .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))}));
+  return json_response(subtree_view(tree));
+}
+
+HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
+  json ancestors = json::array();
+  for (const auto& row : chain) ancestors.push_back(node_view(row));
+  return json_response({{"ancestors", std::move(ancestors)}});
+}
+
+HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(position, ApiMethods::store(api).position(repo, rkey));
+  return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
+}
+
+HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  auto cursor = params.text("cursor");
+  TRY(page, ApiMethods::store(api).changes(
+                repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
+                static_cast<int>(limit.value_or(100))));
+  json changes = json::array();
+  for (const auto& change : page.changes) {
+    json item = {{"op", change.deleted ? "delete" : "upsert"}, {"rkey", change.rkey}};
+    if (change.node) item["node"] = node_view(*change.node);
+    changes.push_back(std::move(item));
+  }
+  return json_response({{"changes", std::move(changes)}, {"cursor", page.cursor}});
+}
+
+// ---- procedures
+
+struct Write {
+  Body body;
+  std::string repo;
+  PlacementFaults faults;
+};
+
+// Parses the body, checks the token against the repo, and sets up any
+// injected faults. On failure `error` is the answer.
+Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request) {
+  auto body = Body::parse(request);
+  if (!body) return std::unexpected(body.error());
+  auto repo = body->did("repo");
+  if (!repo) return std::unexpected(repo.error());
+  auto authorized = ApiMethods::authorize(api, request, *repo);
+  if (!authorized) return std::unexpected(authorized.error());
+  if (ApiMethods::context(api).config.mode != "local") {
+    return fail(ErrorCode::kInvalidRequest,
+                "writes through the PDS are not available in this build; use mode local");
+  }
+  auto write = std::make_unique<Write>();
+  write->body = std::move(*body);
+  write->repo = std::move(*repo);
+  if (ApiMethods::context(api).fault_injection) {
+    const std::string inject = request.header("x-bulleted-inject-stale");
+    if (!inject.empty()) write->faults.stale_reads = std::atoi(inject.c_str());
+  }
+  return write;
+}
+
+HttpResponse placed(Api& api, const Result<WriteResult>& result) {
+  auto& metrics = ApiMethods::context(api).metrics;
+  if (!result) {
+    if (result.error().code == ErrorCode::kStaleNeighbours) metrics.stale_conflicts++;
+    return error_response(result.error());
+  }
+  metrics.placement_retries += static_cast<std::uint64_t>(result->retries);
+  json out = {{"uri", result->uri}, {"rkey", result->rkey}, {"cid", result->cid}};
+  if (result->sort_key) out["sortKey"] = *result->sort_key;
+  HttpResponse response = json_response(out);
+  response.headers.emplace_back("Atproto-Repo-Rev", result->rev);
+  return response;
+}
+
+HttpResponse create_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(intent, intent_of(write->body));
+  TRY(fields, fields_of(write->body));
+  if (!fields.text)
+    return error_response(Error{ErrorCode::kInvalidRequest, "missing required field text"});
+  auto& context = ApiMethods::context(api);
+  LocalWriter writer(context.locks, context.clock, &write->faults);
+  return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
+}
+
+HttpResponse move_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  TRY(intent, intent_of(write->body));
+  auto& context = ApiMethods::context(api);
+  LocalWriter writer(context.locks, context.clock, &write->faults);
+  return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
+}
+
+HttpResponse update_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  TRY(fields, fields_of(write->body));
+  auto& context = ApiMethods::context(api);
+  LocalWriter writer(context.locks, context.clock);
+  return placed(api, writer.update(ApiMethods::store(api), write->repo, *rkey, fields));
+}
+
+HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  auto& context = ApiMethods::context(api);
+  LocalWriter writer(context.locks, context.clock);
+  TRY(deleted, writer.remove(ApiMethods::store(api), write->repo, *rkey));
+  return json_response({{"deleted", deleted}});
+}
+
+HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&) {
+  return error_response(501, "MethodNotImplemented",
+                        std::string(method.nsid) + " is not available in this build");
+}
+
+#undef TRY
+
+constexpr ApiMethod kMethods[] = {
+    {"app.bulleted.getNode", MethodKind::kQuery, get_node},
+    {"app.bulleted.getChildren", MethodKind::kQuery, get_children},
+    {"app.bulleted.getWindow", MethodKind::kQuery, get_window},
+    {"app.bulleted.getSubtree", MethodKind::kQuery, get_subtree},
+    {"app.bulleted.getAncestors", MethodKind::kQuery, get_ancestors},
+    {"app.bulleted.getPosition", MethodKind::kQuery, get_position},
+    {"app.bulleted.getChanges", MethodKind::kQuery, get_changes},
+    {"app.bulleted.createNode", MethodKind::kProcedure, create_node},
+    {"app.bulleted.moveNode", MethodKind::kProcedure, move_node},
+    {"app.bulleted.updateNode", MethodKind::kProcedure, update_node},
+    {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
+    {"app.bulleted.createSession", MethodKind::kProcedure, not_in_this_mode},
+    {"app.bulleted.deleteSession", MethodKind::kProcedure, not_in_this_mode},
+    {"app.bulleted.importOutline", MethodKind::kProcedure, not_in_this_mode},
+    {"app.bulleted.getImportJob", MethodKind::kQuery, not_in_this_mode},
+    {"app.bulleted.exportOutline", MethodKind::kQuery, not_in_this_mode},
+};
+
+}  // namespace
+
+const ApiMethod* find_method(std::string_view nsid) {
+  for (const auto& method : kMethods) {
+    if (method.nsid == nsid) return &method;
+  }
+  return nullptr;
+}
+
+HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  const bool query = method.kind == MethodKind::kQuery;
+  if ((query && request.method != "GET" && request.method != "HEAD") ||
+      (!query && request.method != "POST")) {
+    HttpResponse response = error_response(405, "InvalidRequest",
+                                           "incorrect HTTP method (" + request.method +
+                                               "): " + std::string(method.nsid) + " expects " +
+                                               (query ? "GET" : "POST"));
+    response.headers.emplace_back("Allow", query ? "GET" : "POST");
+    return response;
+  }
+  return method.handler(api, method, request);
+}
+
+}  // namespace bulleted::appview

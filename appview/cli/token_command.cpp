@@ -1,0 +1,52 @@
+#include "appview/cli/token_command.hpp"
+
+#include <filesystem>
+#include <ostream>
+
+#include "appview/api.hpp"
+#include "appview/cli/args.hpp"
+#include "appview/config.hpp"
+#include "schema/store.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::cli {
+
+int run_token_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  constexpr const char* kUsage =
+      "usage: bulleted-appview token create --did DID [--db PATH] [--config FILE]\n";
+  ArgSpec spec = appview::config_arg_spec();
+  spec.valued.insert("did");
+  auto args = parse_args(argv, spec);
+  if (!args || args->positionals.size() != 1 || args->positionals[0] != "create") {
+    err << (args ? "" : "error: " + args.error() + "\n") << kUsage;
+    return 2;
+  }
+  auto did = args->option("did");
+  if (!did || !schema::Did::parse(*did)) {
+    err << "error: --did must be a DID\n" << kUsage;
+    return 2;
+  }
+  auto config = appview::load_config(*args);
+  if (!config) {
+    err << "error: " << config.error().message << "\n";
+    return 2;
+  }
+  if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
+    std::error_code ignored;
+    std::filesystem::create_directories(parent, ignored);
+  }
+  auto store = schema::Store::open(config->db_path, {.busy_timeout_ms = config->busy_timeout_ms});
+  if (!store) {
+    err << "error: " << store.error().message << "\n";
+    return 1;
+  }
+  const std::string token = appview::new_token();
+  if (auto r = (*store)->add_token(appview::token_digest(token), *did); !r) {
+    err << "error: " << r.error().message << "\n";
+    return 1;
+  }
+  out << token << "\n";
+  return 0;
+}
+
+}  // namespace bulleted::cli

@@ -1,0 +1,84 @@
+// Placement: neighbour intent -> an order key, under the sibling group's lock.
+//
+// A frontend never sends a sortKey; it says where the node goes: after
+// and/or before named siblings, or a position ("first", "last", an index).
+// place() reads the group as it is now (the caller holds the group's lock)
+// and generates a key strictly between the neighbours. When the captured
+// neighbours are stale (one left the group, they are no longer adjacent or in
+// order) it re-reads and tries exactly once more; a second failure is
+// kStaleNeighbours. Two adjacent siblings with equal keys get the later one
+// (and any run of equal keys after it) re-keyed into the free gap first, so
+// the position between them stays reachable; malformed keys (which sort last)
+// are repaired the same way when a placement needs them as neighbours.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ordering/random_source.hpp"
+#include "schema/error.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::appview {
+
+struct NeighbourIntent {
+  std::optional<std::string> parent_rkey;  // nullopt: top level
+  std::optional<std::string> after_rkey;
+  std::optional<std::string> before_rkey;
+  std::optional<std::string> position;  // "first", "last" (default) or a 0-based index
+};
+
+struct Placement {
+  std::string group;                      // the sibling group the node goes to
+  std::optional<std::string> parent_uri;  // for the record's parent field
+  std::string sort_key;
+  // Siblings whose keys must change in the same write: (rkey, new key).
+  std::vector<std::pair<std::string, std::string>> rekeys;
+  int retries = 0;
+};
+
+// Deterministic fault injection for tests: the next `stale_reads` neighbour
+// reads report stale captured neighbours.
+struct PlacementFaults {
+  std::atomic<int> stale_reads{0};
+};
+
+// REQUIRES: the caller holds the lock of the target group (and of the moving
+// node's current group for a move). `moving_rkey` is excluded from the
+// siblings (a node is never its own neighbour).
+Result<Placement> place(schema::Store& store, const std::string& did, const NeighbourIntent& intent,
+                        const std::optional<std::string>& moving_rkey,
+                        ordering::RandomSource& jitter, PlacementFaults* faults = nullptr);
+
+// Per-group mutexes shared by every request thread. lock() takes one or two
+// groups in a fixed (sorted) order, so two moves in opposite directions
+// cannot deadlock.
+class GroupLocks {
+ public:
+  class Guard {
+   public:
+    Guard() = default;
+    Guard(Guard&&) = default;
+    Guard& operator=(Guard&&) = default;
+
+   private:
+    friend class GroupLocks;
+    std::vector<std::unique_lock<std::mutex>> locks_;
+    std::vector<std::shared_ptr<std::mutex>> keep_;
+  };
+  Guard lock(std::vector<std::string> groups);
+
+ private:
+  std::mutex table_mutex_;
+  std::map<std::string, std::weak_ptr<std::mutex>> table_;
+};
+
+// The sibling group of a node's children.
+std::string children_group(const std::string& did, const std::string& rkey);
+
+}  // namespace bulleted::appview
