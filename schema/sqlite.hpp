@@ -62,6 +62,7 @@ class Statement {
 
 // A cached statement in use: resets it (ending any read it holds open) when
 // it goes out of scope, so no connection keeps a stale snapshot between calls.
+// REQUIRES: it does not outlive its Database.
 class StatementRef {
  public:
   explicit StatementRef(Statement* statement) : statement_(statement) {}

@@ -43,13 +43,15 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, OpensWithWalAndTheLatestSchema) {
-  auto mode = store_->database().prepare("PRAGMA journal_mode");
-  ASSERT_TRUE(mode.has_value());
-  ASSERT_TRUE(*(*mode)->step());
-  EXPECT_EQ((*mode)->text(0), "wal");
-  auto version = store_->database().prepare("PRAGMA user_version");
-  ASSERT_TRUE(*(*version)->step());
-  EXPECT_EQ((*version)->integer(0), Store::schema_version());
+  {
+    auto mode = store_->database().prepare("PRAGMA journal_mode");
+    ASSERT_TRUE(mode.has_value());
+    ASSERT_TRUE(*(*mode)->step());
+    EXPECT_EQ((*mode)->text(0), "wal");
+    auto version = store_->database().prepare("PRAGMA user_version");
+    ASSERT_TRUE(*(*version)->step());
+    EXPECT_EQ((*version)->integer(0), Store::schema_version());
+  }
   // Reopening an up-to-date file changes nothing.
   store_.reset();
   EXPECT_TRUE(Store::open(dir_.file("index.db")).has_value());
