@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 #include "ordering/order_key.hpp"
 #include "schema/syntax.hpp"
@@ -61,11 +62,14 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
     auto next = adjacent(store, group, bounds.lo, false, moving);
     if (!next) return std::unexpected(next.error());
     if (intent.before_rkey) {
+      // Both named: the node goes right after `after`, which is between the
+      // two even when others arrived in between. Stale only when `before` no
+      // longer follows `after`.
       auto before = neighbour(store, did, group, *intent.before_rkey, moving);
       if (!before) return std::unexpected(before.error());
-      if (!*next || (*next)->rkey != before->rkey) {
-        return std::unexpected(stale("neighbours " + *intent.after_rkey + " and " +
-                                     *intent.before_rkey + " are not adjacent"));
+      if (std::tie(before->sort_key, before->rkey) <= std::tie(after->sort_key, after->rkey)) {
+        return std::unexpected(
+            stale("neighbour " + *intent.before_rkey + " no longer follows " + *intent.after_rkey));
       }
     }
     bounds.hi = *next;

@@ -66,6 +66,8 @@ export async function startPds(workdir, extraArgs = []) {
   return { child, info, pdsPort };
 }
 
+export { track };
+
 export function stopProcess(child, signal = 'SIGTERM') {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
