@@ -1,0 +1,33 @@
+// The ceiling of the HTTP front on this machine: the same HttpServer (cpprest
+// listener, worker pool) answering every request with a fixed 2 KB JSON body
+// and no work. Runs until SIGINT/SIGTERM.
+// Usage: http_ceiling PORT
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+
+#include "appview/http/server.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  bulleted::appview::init_cpprest_threads(2);
+  std::string body = "{\"nodes\":[";
+  while (body.size() < 2000) body += "{\"text\":\"a bullet of ordinary length\"},";
+  body += "{}]}";
+  bulleted::appview::HttpServerOptions options;
+  options.port = std::atoi(argv[1]);
+  bulleted::appview::HttpServer server(options, [&body](const bulleted::appview::HttpRequest&) {
+    return bulleted::appview::HttpResponse{200, "application/json", body, {}};
+  });
+  if (!server.start()) return 1;
+  int received = 0;
+  sigwait(&signals, &received);
+  server.stop(std::chrono::seconds(1));
+  return 0;
+}

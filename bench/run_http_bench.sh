@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# HTTP benchmark with wrk, in one run: getChildren pages of 100 from a
+# 3,000-child group, getNode, createNode at random positions, and the ceiling
+# of a trivial handler on the same HTTP front.
+# Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+seconds="${1:-10}"
+connections="${2:-16}"
+./scripts/build.sh >/dev/null
+if ! command -v wrk >/dev/null; then
+  sudo_cmd=(); [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq && "${sudo_cmd[@]}" apt-get install -y -qq wrk >/dev/null
+fi
+work="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-http-bench-XXXXXX")"
+bin="${BUILD_DIR:-build}/bulleted-appview"
+port=$((20000 + RANDOM % 20000))
+ceiling_port=$((port + 1))
+did="did:plc:httpbenchmark"
+token="$("$bin" token create --did "$did" --db "$work/bench.db")"
+"$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
+serve_pid=$!
+"${BUILD_DIR:-build}/bench/http_ceiling" "$ceiling_port" &
+ceiling_pid=$!
+trap 'kill $serve_pid $ceiling_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/null
+
+run() {  # run NAME URL [SCRIPT]
+  local out
+  out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency ${3:+-s "$3"} "$2")
+  local rps p50 p99 errors
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
+  p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+  errors=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  printf "%-32s %12s req/s   p50 %8s   p99 %8s   non-2xx %s\n" "$1" "$rps" "$p50" "$p99" "${errors:-0}"
+}
+echo "wrk -t2 -c$connections -d${seconds}s, server with 4 workers; $(nproc) cores shared by client and server"
+run "trivial handler (ceiling)" "http://127.0.0.1:$ceiling_port/"
+run "getChildren, pages of 100" "http://127.0.0.1:$port" "$work/children.lua"
+run "getNode" "http://127.0.0.1:$port" "$work/node.lua"
+run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"
