@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "schema/error.hpp"
@@ -103,6 +104,25 @@ class Database {
   // Keyed by the literal's address: each call site's SQL is prepared once.
   std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
 };
+
+// The first column of the first row of `sql` bound to `args` (in order), or
+// nullopt when there is no row or the value is NULL: single-value lookups.
+template <class T, class... Args>
+Result<std::optional<T>> query_value(Database& db, const char* sql, const Args&... args) {
+  static_assert(std::is_same_v<T, std::string> || std::is_same_v<T, std::int64_t>);
+  auto stmt = db.prepare(sql);
+  if (!stmt) return std::unexpected(stmt.error());
+  int index = 0;
+  ((*stmt)->bind(++index, args), ...);
+  auto row = (*stmt)->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row || (*stmt)->is_null(0)) return std::optional<T>();
+  if constexpr (std::is_same_v<T, std::string>) {
+    return std::optional<T>((*stmt)->text(0));
+  } else {
+    return std::optional<T>((*stmt)->integer(0));
+  }
+}
 
 // BEGIN IMMEDIATE (or DEFERRED for reads) on construction; rolls back on
 // destruction unless committed.

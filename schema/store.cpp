@@ -117,11 +117,10 @@ Result<void> write_handle(Database& db, std::string_view did, std::string_view h
 }
 
 Result<std::int64_t> read_counter(Database& db) {
-  auto stmt = db.prepare("SELECT value FROM counters WHERE name = 'change_seq'");
-  if (!stmt) return pass(stmt);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  return *row ? (*stmt)->integer(0) : 0;
+  auto value =
+      query_value<std::int64_t>(db, "SELECT value FROM counters WHERE name = 'change_seq'");
+  if (!value) return std::unexpected(value.error());
+  return value->value_or(0);
 }
 
 Result<void> write_counter(Database& db, std::int64_t value) {
@@ -291,21 +290,13 @@ Result<std::optional<RepoState>> Store::repo(std::string_view did) {
 }
 
 Result<std::optional<std::int64_t>> Store::cursor(std::string_view source) {
-  auto stmt = db_->prepare("SELECT seq FROM cursors WHERE source = ?1");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, source);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<std::int64_t>();
-  return std::optional<std::int64_t>((*stmt)->integer(0));
+  return query_value<std::int64_t>(*db_, "SELECT seq FROM cursors WHERE source = ?1", source);
 }
 
 Result<std::int64_t> Store::node_count() {
-  auto stmt = db_->prepare("SELECT COUNT(*) FROM nodes");
-  if (!stmt) return pass(stmt);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  return (*stmt)->integer(0);
+  auto count = query_value<std::int64_t>(*db_, "SELECT COUNT(*) FROM nodes");
+  if (!count) return std::unexpected(count.error());
+  return count->value_or(0);
 }
 
 Result<void> Store::check_writable() {

@@ -111,12 +111,9 @@ std::optional<std::pair<std::string, std::string>> decode_page_cursor(std::strin
 }
 
 Result<bool> Store::repo_visible(std::string_view did) {
-  auto stmt = db_->prepare("SELECT status FROM repos WHERE did = ?1");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  return !*row || (*stmt)->text(0) == "active";
+  auto status = query_value<std::string>(*db_, "SELECT status FROM repos WHERE did = ?1", did);
+  if (!status) return std::unexpected(status.error());
+  return !*status || **status == "active";
 }
 
 Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::string_view rkey) {
@@ -431,13 +428,7 @@ Result<void> Store::add_token(std::string_view digest, std::string_view did) {
 }
 
 Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
-  auto stmt = db_->prepare("SELECT did FROM tokens WHERE hash = ?1");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, digest);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<std::string>();
-  return std::optional<std::string>((*stmt)->text(0));
+  return query_value<std::string>(*db_, "SELECT did FROM tokens WHERE hash = ?1", digest);
 }
 
 Result<std::string> Store::explain(std::string_view kind) {

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "appview/cli/args.hpp"
+#include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/logging.hpp"
 #include "firehose/ingestor.hpp"
@@ -25,11 +26,8 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
     err << "usage: bulleted-appview backfill DID [--pds URL] [--db PATH]\n";
     return 2;
   }
-  auto config = appview::load_config(*args);
-  if (!config) {
-    err << "error: " << config.error().message << "\n";
-    return 2;
-  }
+  auto config = load_config_or_report(*args, err);
+  if (!config) return 2;
   appview::configure_logging(config->log_level, config->log_format);
   std::string service;
   if (config->repo_service_url) {
@@ -41,15 +39,8 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
     return 2;
   }
   const std::string did = args->positionals[0];
-  if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
-    std::error_code ignored;
-    std::filesystem::create_directories(parent, ignored);
-  }
-  auto store = schema::Store::open(config->db_path, {.busy_timeout_ms = config->busy_timeout_ms});
-  if (!store) {
-    err << "error: " << store.error().message << "\n";
-    return 1;
-  }
+  auto store = open_store_or_report(*config, err);
+  if (!store) return 1;
   auto fetcher = firehose::make_http_repo_fetcher(
       service, std::chrono::seconds(config->fetch_timeout_seconds));
   auto car = fetcher->get_repo(did);
@@ -63,7 +54,7 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
     return 1;
   }
   firehose::FirehoseMetrics metrics;
-  firehose::Ingestor ingestor(**store, {}, metrics);
+  firehose::Ingestor ingestor(*store, {}, metrics);
   if (auto r = ingestor.apply_resync(*snapshot); !r) {
     err << "error: " << r.error().message << "\n";
     return 1;

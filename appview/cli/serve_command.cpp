@@ -10,6 +10,7 @@
 
 #include "appview/api.hpp"
 #include "appview/cli/args.hpp"
+#include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
 #include "appview/logging.hpp"
@@ -54,26 +55,17 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     err << "error: " << args.error() << "\n";
     return 2;
   }
-  auto config = appview::load_config(*args);
-  if (!config) {
-    err << "error: " << config.error().message << "\n";
-    return 2;
-  }
+  auto config = load_config_or_report(*args, err);
+  if (!config) return 2;
   appview::configure_logging(config->log_level, config->log_format);
   spdlog::info("bulleted-appview {} starting with {}", appview::kVersion,
                appview::to_json(*config, true).dump());
   // Before any other cpprest use: a small pool gives the best tail latency.
   appview::init_cpprest_threads(2);
 
-  if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
-    std::error_code ignored;
-    std::filesystem::create_directories(parent, ignored);
-  }
-  auto store = schema::Store::open(config->db_path, {.busy_timeout_ms = config->busy_timeout_ms});
-  if (!store) {
-    spdlog::error("cannot open the database {}: {}", config->db_path, store.error().message);
-    return 1;
-  }
+  // Opening applies the migrations before anything else uses the file.
+  auto store = open_store_or_report(*config, err);
+  if (!store) return 1;
   spdlog::info("database {} at schema version {}", config->db_path,
                schema::Store::schema_version());
 

@@ -5,6 +5,7 @@
 
 #include "appview/api.hpp"
 #include "appview/cli/args.hpp"
+#include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
@@ -26,22 +27,12 @@ int run_token_command(const std::vector<std::string>& argv, std::ostream& out, s
     err << "error: --did must be a DID\n" << kUsage;
     return 2;
   }
-  auto config = appview::load_config(*args);
-  if (!config) {
-    err << "error: " << config.error().message << "\n";
-    return 2;
-  }
-  if (auto parent = std::filesystem::path(config->db_path).parent_path(); !parent.empty()) {
-    std::error_code ignored;
-    std::filesystem::create_directories(parent, ignored);
-  }
-  auto store = schema::Store::open(config->db_path, {.busy_timeout_ms = config->busy_timeout_ms});
-  if (!store) {
-    err << "error: " << store.error().message << "\n";
-    return 1;
-  }
+  auto config = load_config_or_report(*args, err);
+  if (!config) return 2;
+  auto store = open_store_or_report(*config, err);
+  if (!store) return 1;
   const std::string token = appview::new_token();
-  if (auto r = (*store)->add_token(appview::token_digest(token), *did); !r) {
+  if (auto r = store->add_token(appview::token_digest(token), *did); !r) {
     err << "error: " << r.error().message << "\n";
     return 1;
   }
