@@ -28,9 +28,11 @@ let logNumber = 0;
 let appview;
 let currentLog;
 
+let indexerPort;
 async function startIndexer() {
   currentLog = path.join(workdir, `appview-${++logNumber}.log`);
-  appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--db', dbPath, '--port', String(await freePort()),
+  indexerPort = await freePort();
+  appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--db', dbPath, '--port', String(indexerPort),
     '--log-level', 'info'], currentLog);
   await waitForConnection(currentLog);
 }
@@ -42,6 +44,12 @@ function indexed(did) {
   } finally {
     db.close();
   }
+}
+
+// What a frontend sees: the top level of a repo through the app view's API.
+async function visibleTopLevel(did) {
+  const res = await fetch(`http://127.0.0.1:${indexerPort}/xrpc/app.bulleted.getChildren?repo=${did}&limit=1000`);
+  return (await res.json()).nodes.length;
 }
 
 function repoStatus(did) {
@@ -199,13 +207,18 @@ try {
     assert(before > 0, 'bob has nodes');
     await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
       subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: true, ref: 'e2e' } } });
+    const shown = await visibleTopLevel(bob.did);
+    assert(shown > 0, 'bob has top-level nodes on the API');
     await waitFor('bob taken down', () => repoStatus(bob.did) === 'takendown');
+    assertEqual(await visibleTopLevel(bob.did), 0, 'hidden from the API');
     assertEqual(indexed(bob.did).length, before, 'hidden, not deleted');
     await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
       subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: false } } });
     await waitFor('bob restored', () => repoStatus(bob.did) === 'active');
+    assertEqual(await visibleTopLevel(bob.did), shown, 'shown again after the reversal');
     await xrpc.ok('com.atproto.server.deactivateAccount', { token: alice.accessJwt, body: {} });
     await waitFor('alice deactivated', () => repoStatus(alice.did) === 'deactivated');
+    assertEqual(await visibleTopLevel(alice.did), 0, 'a deactivated repo is hidden');
     await xrpc.ok('com.atproto.server.activateAccount', { token: alice.accessJwt, method: 'POST' });
     await waitFor('alice active', () => repoStatus(alice.did) === 'active');
     await converged();
