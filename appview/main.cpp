@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "appview/cli/backfill_command.hpp"
+#include "appview/cli/check_command.hpp"
 #include "appview/cli/keys_command.hpp"
 #include "appview/cli/serve_command.hpp"
 #include "appview/cli/token_command.hpp"
@@ -18,6 +19,7 @@ constexpr const char* kUsage =
     "                            run the app view\n"
     "  token create --did DID    print a bearer token that may write DID's repo (local mode)\n"
     "  backfill DID [--pds URL]   index a whole repo from its PDS (getRepo)\n"
+    "  check                     print the index's integrity report (JSON)\n"
     "  keys between A B [--n N] [--seed S]\n"
     "                            print order keys strictly between A and B ('-' = open)\n"
     "  keys validate KEY...      print 'ok' or 'invalid: <reason>' for each key\n";
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return bulleted::cli::run_serve_command(rest, std::cout, std::cerr);
   if (command == "backfill") return bulleted::cli::run_backfill_command(rest, std::cout, std::cerr);
   if (command == "token") return bulleted::cli::run_token_command(rest, std::cout, std::cerr);
+  if (command == "check") return bulleted::cli::run_check_command(rest, std::cout, std::cerr);
   std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

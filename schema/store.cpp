@@ -299,6 +299,53 @@ Result<std::int64_t> Store::node_count() {
   return count->value_or(0);
 }
 
+Result<IntegrityReport> Store::integrity_report() {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  IntegrityReport report;
+  report.schema_version = latest_schema_version();
+  auto check = query_value<std::string>(*db_, "PRAGMA quick_check");
+  if (!check) return pass(check);
+  report.sqlite_check = check->value_or("no answer");
+  auto count = [&](const char* sql, std::int64_t& out) -> Result<void> {
+    auto value = query_value<std::int64_t>(*db_, sql);
+    if (!value) return pass(value);
+    out = value->value_or(0);
+    return {};
+  };
+  if (auto r = count("SELECT COUNT(*) FROM nodes", report.nodes); !r) return pass(r);
+  if (auto r = count("SELECT COUNT(*) FROM tombstones", report.tombstones); !r) return pass(r);
+  if (auto r = count("SELECT COUNT(*) FROM nodes WHERE sort_key = '~'", report.malformed_keys); !r)
+    return pass(r);
+  if (auto r = count("SELECT COUNT(*) FROM nodes WHERE grp LIKE '%#unattached'", report.unattached);
+      !r)
+    return pass(r);
+  // Children filed under a node the index does not hold.
+  if (auto r = count("SELECT COUNT(*) FROM nodes c WHERE c.grp LIKE 'at://%/app.bulleted.node/%' "
+                     "AND NOT EXISTS"
+                     " (SELECT 1 FROM nodes p WHERE p.did = c.did AND c.grp = 'at://' || p.did ||"
+                     " '/app.bulleted.node/' || p.rkey)",
+                     report.dangling);
+      !r) {
+    return pass(r);
+  }
+  for (const char* sql : {"SELECT status, COUNT(*) FROM repos GROUP BY status",
+                          "SELECT sync_state, COUNT(*) FROM repos GROUP BY sync_state"}) {
+    auto stmt = db_->prepare(sql);
+    if (!stmt) return pass(stmt);
+    auto& target = std::string_view(sql).find("sync_state") == std::string_view::npos
+                       ? report.repos_by_status
+                       : report.repos_by_sync_state;
+    while (true) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      target[(*stmt)->text(0)] = (*stmt)->integer(1);
+    }
+  }
+  return report;
+}
+
 Result<void> Store::check_writable() {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
   if (!tx) return pass(tx);

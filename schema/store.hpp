@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -160,6 +161,20 @@ struct SiblingKey {
   bool valid() const { return sort_key != kInvalidSortKey; }
 };
 
+// What `bulleted-appview check` reports.
+struct IntegrityReport {
+  std::string sqlite_check;  // "ok" or SQLite's first complaint
+  std::int64_t nodes = 0;
+  std::int64_t tombstones = 0;
+  std::int64_t malformed_keys = 0;  // nodes sorting last for a bad or missing sortKey
+  std::int64_t unattached = 0;      // parent names another repo, collection or nothing valid
+  std::int64_t dangling = 0;        // parent node not (yet) in the index
+  std::map<std::string, std::int64_t> repos_by_status;
+  std::map<std::string, std::int64_t> repos_by_sync_state;
+  std::int64_t schema_version = 0;
+  bool ok() const { return sqlite_check == "ok"; }
+};
+
 struct StoreOptions {
   int busy_timeout_ms = 5000;
 };
@@ -203,6 +218,9 @@ class Store {
   Result<void> add_token(std::string_view digest, std::string_view did);
   // The DID a token digest belongs to.
   Result<std::optional<std::string>> token_did(std::string_view digest);
+
+  // SQLite's quick_check and counts of what the index holds.
+  Result<IntegrityReport> integrity_report();
 
   // Every repo the index has rows or state for.
   Result<std::vector<std::string>> repo_dids();

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "ordering/order_key.hpp"
@@ -56,6 +57,22 @@ TEST(KeysCommand, BadArgumentsExitTwo) {
   EXPECT_EQ(run("keys validate").status, 2);
   EXPECT_EQ(run("keys frobnicate").status, 2);
   EXPECT_EQ(run("nonsense").status, 2);
+}
+
+TEST(CheckCommand, ReportsOnAFreshDatabase) {
+  char dir[] = "/tmp/bulleted-cli-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/index.db";
+  const CommandResult token = run("token create --did did:plc:alice --db " + db);
+  ASSERT_EQ(token.status, 0);
+  EXPECT_EQ(token.out.rfind("bt_", 0), 0u);
+  const CommandResult check = run("check --db " + db);
+  EXPECT_EQ(check.status, 0);
+  EXPECT_NE(check.out.find("\"sqliteCheck\": \"ok\""), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("\"nodes\": 0"), std::string::npos) << check.out;
+  EXPECT_EQ(run("token create --did not-a-did --db " + db).status, 2);
+  EXPECT_EQ(run("check extra --db " + db).status, 2);
+  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 TEST(KeysCommand, ValidateReportsEachKey) {

@@ -1,11 +1,11 @@
 // The queue between socket and index: a full queue blocks the producer (the
 // socket reader) instead of growing; close() releases everyone.
+#include "firehose/bounded_queue.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
-
-#include "firehose/bounded_queue.hpp"
 
 namespace bulleted::firehose {
 namespace {

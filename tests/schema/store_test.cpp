@@ -311,6 +311,14 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
   EXPECT_EQ(top->nodes.back().sort_key_raw->size(), 600u);
   // Dangling parent: no ancestors, and the orphan is still readable.
   EXPECT_TRUE(store_->ancestors("did:plc:alice", "orphan")->empty());
+  // The integrity report counts what is odd without calling it corruption.
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->sqlite_check;
+  EXPECT_EQ(report->unattached, 1);      // the intruder
+  EXPECT_EQ(report->malformed_keys, 1);  // the 600-byte key
+  EXPECT_EQ(report->dangling, 1);        // the orphan
+  EXPECT_EQ(report->nodes, 10);
 }
 
 TEST_F(StoreTest, RepoStatusHidesRestoresAndRemoves) {

@@ -1,0 +1,41 @@
+#include "appview/cli/check_command.hpp"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "appview/cli/common.hpp"
+
+namespace bulleted::cli {
+
+int run_check_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto args = parse_args(argv, appview::config_arg_spec());
+  if (!args || !args->positionals.empty()) {
+    err << (args ? "" : "error: " + args.error() + "\n")
+        << "usage: bulleted-appview check [--db PATH] [--config FILE]\n";
+    return 2;
+  }
+  auto config = load_config_or_report(*args, err);
+  if (!config) return 2;
+  auto store = open_store_or_report(*config, err);
+  if (!store) return 1;
+  auto report = store->integrity_report();
+  if (!report) {
+    err << "error: " << report.error().message << "\n";
+    return 1;
+  }
+  out << nlohmann::json{{"database", config->db_path},
+                        {"schemaVersion", report->schema_version},
+                        {"sqliteCheck", report->sqlite_check},
+                        {"nodes", report->nodes},
+                        {"tombstones", report->tombstones},
+                        {"malformedSortKeys", report->malformed_keys},
+                        {"unattachedNodes", report->unattached},
+                        {"danglingNodes", report->dangling},
+                        {"reposByStatus", report->repos_by_status},
+                        {"reposBySyncState", report->repos_by_sync_state}}
+             .dump(2)
+      << "\n";
+  return report->ok() ? 0 : 1;
+}
+
+}  // namespace bulleted::cli
