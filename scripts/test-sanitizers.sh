@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer
+# (Debug, into build-asan/) and runs every test against that build, the
+# end-to-end tests included. Any sanitizer report fails the run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+./scripts/install-deps.sh
+./tests/js/install.sh
+./tests/e2e/pds/install.sh
+BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DBULLETED_SANITIZE=ON -DBULLETED_BENCH=OFF
+cd build-asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900
