@@ -41,8 +41,11 @@ int main(int argc, char** argv) {
     }
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  std::printf("%s\n", nlohmann::json{{"benchmark", "decode"}, {"frames", frames.size()}, {"ops", ops},
-                                     {"megabytes", static_cast<double>(bytes) / 1e6}, {"seconds", best},
+  std::printf("%s\n", nlohmann::json{{"benchmark", "decode"},
+                                     {"frames", frames.size()},
+                                     {"ops", ops},
+                                     {"megabytes", static_cast<double>(bytes) / 1e6},
+                                     {"seconds", best},
                                      {"framesPerSecond", static_cast<double>(frames.size()) / best},
                                      {"opsPerSecond", static_cast<double>(ops) / best}}
                           .dump()
@@ -63,13 +66,17 @@ int main(int argc, char** argv) {
   }
   if (!ingestor.flush()) return 1;
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("%s\n", nlohmann::json{{"benchmark", "decodeAndApply"}, {"frames", frames.size()},
-                                     {"opsApplied", metrics.ops_applied.load()}, {"seconds", seconds},
-                                     {"framesPerSecond", static_cast<double>(frames.size()) / seconds},
-                                     {"opsPerSecond", static_cast<double>(metrics.ops_applied.load()) / seconds},
-                                     {"resyncsRequested", metrics.resyncs_started.load()}}
-                          .dump()
-                          .c_str());
+  std::printf(
+      "%s\n",
+      nlohmann::json{{"benchmark", "decodeAndApply"},
+                     {"frames", frames.size()},
+                     {"opsApplied", metrics.ops_applied.load()},
+                     {"seconds", seconds},
+                     {"framesPerSecond", static_cast<double>(frames.size()) / seconds},
+                     {"opsPerSecond", static_cast<double>(metrics.ops_applied.load()) / seconds},
+                     {"resyncsRequested", metrics.resyncs_started.load()}}
+          .dump()
+          .c_str());
   store->reset();
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   return 0;

@@ -46,12 +46,15 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < repos.size(); ++i) {
     repos[i].did = "did:plc:benchrepo" + std::to_string(100000 + i) + "abcdefgh";
   }
-  const std::string words = "the quick brown fox jumps over a lazy dog while planning next week's tasks ";
+  const std::string words =
+      "the quick brown fox jumps over a lazy dog while planning next week's tasks ";
   std::size_t total_ops = 0;
   for (int c = 0; c < commits; ++c) {
     Repo& repo = repos[rng() % repos.size()];
     const int kind = static_cast<int>(rng() % 100);
-    const int op_count = kind < 80 ? 1 : kind < 95 ? 2 + static_cast<int>(rng() % 19) : 100 + static_cast<int>(rng() % 101);
+    const int op_count = kind < 80   ? 1
+                         : kind < 95 ? 2 + static_cast<int>(rng() % 19)
+                                     : 100 + static_cast<int>(rng() % 101);
     const std::string rev = clock.next().str();
     DagArray ops;
     std::vector<std::pair<Cid, std::string>> blocks;
@@ -76,11 +79,13 @@ int main(int argc, char** argv) {
                     {"sortKey", text(repo.last_key)},
                     {"createdAt", text("2026-11-30T12:00:00.000Z")}};
       if (repo.rkeys.size() > 1 && rng() % 3 != 0) {
-        record.push_back({"parent", text("at://" + repo.did + "/app.bulleted.node/" + repo.rkeys[rng() % (repo.rkeys.size() - 1)])});
+        record.push_back({"parent", text("at://" + repo.did + "/app.bulleted.node/" +
+                                         repo.rkeys[rng() % (repo.rkeys.size() - 1)])});
       }
       const std::string block = encode_dag_cbor(DagValue{std::move(record)});
       const Cid cid = Cid::of_dag_cbor(block);
-      DagMap op{{"cid", DagValue{cid}}, {"path", text("app.bulleted.node/" + rkey)},
+      DagMap op{{"cid", DagValue{cid}},
+                {"path", text("app.bulleted.node/" + rkey)},
                 {"action", text(update ? "update" : "create")}};
       if (update) op.push_back({"prev", DagValue{Cid::of_dag_cbor(rkey + "old")}});
       ops.push_back(DagValue{std::move(op)});
@@ -89,19 +94,25 @@ int main(int argc, char** argv) {
     total_ops += ops.size();
     // MST nodes along the changed paths, and the signed commit.
     for (int m = 0; m < 3; ++m) {
-      const std::string node = encode_dag_cbor(DagValue{DagMap{
-          {"e", DagValue{DagArray{DagValue{DagMap{{"k", DagValue{DagBytes{"app.bulleted.node/" + rev}}},
-                                                  {"p", integer(0)},
-                                                  {"t", DagValue{nullptr}},
-                                                  {"v", DagValue{Cid::of_dag_cbor(rev + std::to_string(m))}}}}}}},
-          {"l", DagValue{nullptr}}}});
+      const std::string node = encode_dag_cbor(
+          DagValue{DagMap{{"e", DagValue{DagArray{DagValue{DagMap{
+                                    {"k", DagValue{DagBytes{"app.bulleted.node/" + rev}}},
+                                    {"p", integer(0)},
+                                    {"t", DagValue{nullptr}},
+                                    {"v", DagValue{Cid::of_dag_cbor(rev + std::to_string(m))}}}}}}},
+                          {"l", DagValue{nullptr}}}});
       blocks.emplace_back(Cid::of_dag_cbor(node), node);
     }
-    const std::string commit = encode_dag_cbor(DagValue{DagMap{
-        {"did", text(repo.did)}, {"rev", text(rev)}, {"sig", DagValue{DagBytes{std::string(64, 's')}}},
-        {"data", DagValue{blocks.back().first}}, {"prev", DagValue{nullptr}}, {"version", integer(3)}}});
+    const std::string commit =
+        encode_dag_cbor(DagValue{DagMap{{"did", text(repo.did)},
+                                        {"rev", text(rev)},
+                                        {"sig", DagValue{DagBytes{std::string(64, 's')}}},
+                                        {"data", DagValue{blocks.back().first}},
+                                        {"prev", DagValue{nullptr}},
+                                        {"version", integer(3)}}});
     const Cid commit_cid = Cid::of_dag_cbor(commit);
-    blocks.insert(blocks.begin() + static_cast<std::ptrdiff_t>(rng() % (blocks.size() + 1)), {commit_cid, commit});
+    blocks.insert(blocks.begin() + static_cast<std::ptrdiff_t>(rng() % (blocks.size() + 1)),
+                  {commit_cid, commit});
     DagMap body{{"ops", DagValue{std::move(ops)}},
                 {"rev", text(rev)},
                 {"seq", integer(c + 1)},
@@ -114,7 +125,8 @@ int main(int argc, char** argv) {
                 {"rebase", DagValue{false}},
                 {"tooBig", DagValue{false}}};
     repo.rev = rev;
-    std::string frame = encode_dag_cbor(DagValue{DagMap{{"t", text("#commit")}, {"op", integer(1)}}});
+    std::string frame =
+        encode_dag_cbor(DagValue{DagMap{{"t", text("#commit")}, {"op", integer(1)}}});
     frame += encode_dag_cbor(DagValue{std::move(body)});
     bulleted::bench::append_frame(out, frame);
   }

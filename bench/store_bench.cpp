@@ -32,7 +32,8 @@ RecordOp make_op(const std::string& rkey, const std::optional<std::string>& pare
   NodeRecord record;
   record.text = "A bullet of ordinary length, like most notes people keep: " + rkey;
   record.created_at = "2026-11-30T12:00:00.000Z";
-  if (parent) record.parent = bulleted::schema::record_uri(kDid, bulleted::schema::kNodeCollection, *parent);
+  if (parent)
+    record.parent = bulleted::schema::record_uri(kDid, bulleted::schema::kNodeCollection, *parent);
   record.sort_key = sort_key;
   record.sort_key_valid = true;
   RecordOp op;
@@ -61,8 +62,10 @@ int main(int argc, char** argv) {
   }
   bulleted::ordering::TidClock clock(1);
   auto jitter = bulleted::ordering::Mulberry32::from_seed(1);
-  const auto parent_keys = *bulleted::ordering::n_between(std::nullopt, std::nullopt, kParents, jitter);
-  const auto child_keys = *bulleted::ordering::n_between(std::nullopt, std::nullopt, kChildrenPerParent, jitter);
+  const auto parent_keys =
+      *bulleted::ordering::n_between(std::nullopt, std::nullopt, kParents, jitter);
+  const auto child_keys =
+      *bulleted::ordering::n_between(std::nullopt, std::nullopt, kChildrenPerParent, jitter);
 
   // Build the whole stream first: only apply() is timed.
   std::vector<RecordOp> ops;
@@ -88,13 +91,14 @@ int main(int argc, char** argv) {
     }
   }
   const double apply_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("%s\n", nlohmann::json{{"benchmark", "apply"},
-                                     {"nodes", ops.size()},
-                                     {"batchSize", kBatch},
-                                     {"seconds", apply_seconds},
-                                     {"opsPerSecond", static_cast<double>(ops.size()) / apply_seconds}}
-                          .dump()
-                          .c_str());
+  std::printf("%s\n",
+              nlohmann::json{{"benchmark", "apply"},
+                             {"nodes", ops.size()},
+                             {"batchSize", kBatch},
+                             {"seconds", apply_seconds},
+                             {"opsPerSecond", static_cast<double>(ops.size()) / apply_seconds}}
+                  .dump()
+                  .c_str());
 
   // Children pages of 100 at random offsets of random groups: a first page
   // then a cursor page, as a scrolling client does.
@@ -105,17 +109,22 @@ int main(int argc, char** argv) {
     const std::string& parent = parents[rng() % parents.size()];
     bool reverse = rng() % 2 == 0;
     auto t0 = Clock::now();
-    auto page = (*store)->children({.did = kDid, .parent_rkey = parent, .limit = 100, .reverse = reverse});
+    auto page =
+        (*store)->children({.did = kDid, .parent_rkey = parent, .limit = 100, .reverse = reverse});
     auto t1 = Clock::now();
     if (!page || page->nodes.size() != 100 || !page->cursor) return 1;
-    auto next = (*store)->children(
-        {.did = kDid, .parent_rkey = parent, .limit = 100, .cursor = page->cursor, .reverse = reverse});
+    auto next = (*store)->children({.did = kDid,
+                                    .parent_rkey = parent,
+                                    .limit = 100,
+                                    .cursor = page->cursor,
+                                    .reverse = reverse});
     auto t2 = Clock::now();
     if (!next || next->nodes.size() != 100) return 1;
     first_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     cursor_us.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
   }
-  for (auto& [name, samples] : {std::pair{"childrenFirstPage", first_us}, std::pair{"childrenCursorPage", cursor_us}}) {
+  for (auto& [name, samples] :
+       {std::pair{"childrenFirstPage", first_us}, std::pair{"childrenCursorPage", cursor_us}}) {
     std::printf("%s\n", nlohmann::json{{"benchmark", name},
                                        {"indexNodes", ops.size()},
                                        {"pageSize", 100},

@@ -144,7 +144,8 @@ void FirehoseConsumer::connection_loop() {
       spdlog::info("firehose: connected to {}", url);
       // Events between the old cursor and now are unknown: resync every repo,
       // after the live stream has started so that nothing falls in between.
-      if (shared->resync_when_open.exchange(false)) shared->queue.push(QueueItem{std::nullopt, true, true});
+      if (shared->resync_when_open.exchange(false))
+        shared->queue.push(QueueItem{std::nullopt, true, true});
     };
     const SessionEnd end = run_websocket_session(url, on_frame, shared->stopping, session);
     metrics_.connection = static_cast<int>(ConnectionState::kDisconnected);

@@ -38,8 +38,8 @@ struct DagValue {
   // complete (clang instantiates them at this class's closing brace).
   DagValue();
   template <class T>
-    requires(!std::is_same_v<std::decay_t<T>, DagValue>)
-  DagValue(T&& v) : value(std::forward<T>(v)) {}  // NOLINT: implicit, like the variant
+  requires(!std::is_same_v<std::decay_t<T>, DagValue>) DagValue(T&& v)
+      : value(std::forward<T>(v)) {}  // NOLINT: implicit, like the variant
   DagValue(const DagValue& other);
   DagValue(DagValue&& other) noexcept;
   DagValue& operator=(const DagValue& other);
@@ -67,7 +67,9 @@ inline DagValue& DagValue::operator=(DagValue&& other) noexcept = default;
 inline DagValue::~DagValue() = default;
 inline bool DagValue::is_null() const { return std::holds_alternative<std::nullptr_t>(value); }
 inline const std::string* DagValue::as_text() const { return std::get_if<std::string>(&value); }
-inline const std::int64_t* DagValue::as_integer() const { return std::get_if<std::int64_t>(&value); }
+inline const std::int64_t* DagValue::as_integer() const {
+  return std::get_if<std::int64_t>(&value);
+}
 inline const bool* DagValue::as_bool() const { return std::get_if<bool>(&value); }
 inline const Cid* DagValue::as_cid() const { return std::get_if<Cid>(&value); }
 inline const DagBytes* DagValue::as_bytes() const { return std::get_if<DagBytes>(&value); }

@@ -171,8 +171,7 @@ Status key_after(std::string_view a, RandomSource& jitter, std::string& out) {
 }
 
 // Both ends given (valid, a < b) into `out`.
-Status key_between(std::string_view a, std::string_view b, RandomSource& jitter,
-                   std::string& out) {
+Status key_between(std::string_view a, std::string_view b, RandomSource& jitter, std::string& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
   const std::string_view ib = b.substr(0, fraction_start(b));
   out.assign(ia);
@@ -188,8 +187,8 @@ Status key_between(std::string_view a, std::string_view b, RandomSource& jitter,
 
 // Both ends given and checked; appends n ascending keys to `out`: the middle
 // key is drawn first, then the left half, then the right half.
-Status spread_between(std::string_view a, std::string_view b, std::size_t n,
-                      RandomSource& jitter, std::vector<std::string>& out) {
+Status spread_between(std::string_view a, std::string_view b, std::size_t n, RandomSource& jitter,
+                      std::vector<std::string>& out) {
   if (n == 0) return kOk;
   std::string middle;
   if (auto failed = key_between(a, b, jitter, middle)) return failed;
@@ -319,8 +318,8 @@ KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<
 }
 
 KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
-                                              std::optional<std::string_view> b,
-                                              std::size_t n, RandomSource& jitter) {
+                                              std::optional<std::string_view> b, std::size_t n,
+                                              RandomSource& jitter) {
   if (auto error = check_bounds(a, b)) return std::unexpected(std::move(*error));
   std::vector<std::string> out;
   out.reserve(n);
@@ -334,7 +333,8 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
     while (!failed && out.size() < n) {
       out.emplace_back();
       const std::string& previous = out[out.size() - 2];
-      failed = b ? key_before(previous, jitter, out.back()) : key_after(previous, jitter, out.back());
+      failed =
+          b ? key_before(previous, jitter, out.back()) : key_after(previous, jitter, out.back());
     }
     if (b) std::reverse(out.begin(), out.end());
   }
