@@ -68,6 +68,12 @@ Result<void> Ingestor::start() {
   if (!cursor) return std::unexpected(cursor.error());
   last_seq_ = *cursor;
   if (last_seq_) metrics_.last_seq = *last_seq_;
+  // A resync that did not finish before the last stop: the commits held for
+  // it are behind the cursor now, so the repo must be fetched again.
+  auto unfinished = store_.repos_to_resync();
+  if (!unfinished) return std::unexpected(unfinished.error());
+  for (const auto& did : *unfinished)
+    want_resync(did, "a resync did not finish before the last stop");
   return {};
 }
 

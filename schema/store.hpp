@@ -222,6 +222,8 @@ class Store {
   // SQLite's quick_check and counts of what the index holds.
   Result<IntegrityReport> integrity_report();
 
+  // Repos marked desynchronized or resyncing (a resync did not finish).
+  Result<std::vector<std::string>> repos_to_resync();
   // Every repo the index has rows or state for.
   Result<std::vector<std::string>> repo_dids();
   // Every live record of a repo, hidden or not, by rkey.

@@ -186,5 +186,24 @@ TEST_F(IngestTest, AGapAsksForAResyncAndHoldsTheRepo) {
   EXPECT_TRUE(ingestor_->take_resync_requests().empty());
 }
 
+TEST_F(IngestTest, AnUnfinishedResyncIsAskedForAgainAfterARestart) {
+  const auto files = testing::frame_files("firehose/replay-cursor0");
+  std::string alice;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i == 11) continue;  // a gap in alice's chain
+    auto event = decode_frame(testing::read_file(files[i]));
+    if (auto* commit = std::get_if<CommitEvent>(&*event); commit && alice.empty())
+      alice = commit->repo;
+    ASSERT_TRUE(ingestor_->add(std::move(*event)).has_value());
+  }
+  ASSERT_TRUE(ingestor_->flush().has_value());
+  ASSERT_EQ(ingestor_->take_resync_requests(), std::vector<std::string>{alice});
+  // The process stops here, before the resync; the cursor is already past
+  // the held commits. A new ingestor must ask for the resync again.
+  Ingestor restarted(*store_, {}, metrics_);
+  ASSERT_TRUE(restarted.start().has_value());
+  EXPECT_EQ(restarted.take_resync_requests(), std::vector<std::string>{alice});
+}
+
 }  // namespace
 }  // namespace bulleted::firehose
