@@ -15,6 +15,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "schema/error.hpp"
 
@@ -121,6 +122,22 @@ Result<std::optional<T>> query_value(Database& db, const char* sql, const Args&.
     return std::optional<T>((*stmt)->text(0));
   } else {
     return std::optional<T>((*stmt)->integer(0));
+  }
+}
+
+// The first column of every row of `sql` bound to `args`, as text.
+template <class... Args>
+Result<std::vector<std::string>> query_texts(Database& db, const char* sql, const Args&... args) {
+  auto stmt = db.prepare(sql);
+  if (!stmt) return std::unexpected(stmt.error());
+  int index = 0;
+  ((*stmt)->bind(++index, args), ...);
+  std::vector<std::string> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back((*stmt)->text(0));
   }
 }
 

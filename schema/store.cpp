@@ -353,30 +353,16 @@ Result<void> Store::check_writable() {
 }
 
 Result<std::vector<std::string>> Store::repos_to_resync() {
-  auto stmt = db_->prepare(
-      "SELECT did FROM repos WHERE sync_state != 'synced' AND status != 'deleted' ORDER BY did");
-  if (!stmt) return pass(stmt);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return out;
-    out.push_back((*stmt)->text(0));
-  }
+  return query_texts(*db_,
+                     "SELECT did FROM repos WHERE sync_state != 'synced' AND status != 'deleted'"
+                     " ORDER BY did");
 }
 
 Result<std::vector<std::string>> Store::repo_dids() {
-  auto stmt = db_->prepare(
+  return query_texts(
+      *db_,
       "SELECT did FROM repos WHERE status != 'deleted' UNION SELECT DISTINCT did FROM nodes"
       " ORDER BY did");
-  if (!stmt) return pass(stmt);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return out;
-    out.push_back((*stmt)->text(0));
-  }
 }
 
 Result<std::vector<IndexedRecord>> Store::indexed_records(std::string_view did) {

@@ -406,16 +406,7 @@ Result<std::optional<SiblingKey>> Store::sibling_key_at(std::string_view group,
 }
 
 Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {
-  auto stmt = db_->prepare("SELECT rkey FROM nodes WHERE grp = ?1");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, group);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return out;
-    out.push_back((*stmt)->text(0));
-  }
+  return query_texts(*db_, "SELECT rkey FROM nodes WHERE grp = ?1", group);
 }
 
 Result<void> Store::add_token(std::string_view digest, std::string_view did) {
