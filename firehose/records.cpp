@@ -79,14 +79,14 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
     }
     auto block = car->block(*op.cid);
     if (!block) {
-      // Legitimate only when a later op of this commit deletes the same path.
-      bool deleted_later = false;
+      // Legitimate only when a later op of this commit writes or deletes the
+      // same path: the CAR carries the final state only.
+      bool superseded = false;
       for (std::size_t k = i + 1; k < commit.ops.size(); ++k) {
-        deleted_later = deleted_later || (commit.ops[k].action == "delete" &&
-                                          commit.ops[k].collection == op.collection &&
-                                          commit.ops[k].rkey == op.rkey);
+        superseded = superseded ||
+                     (commit.ops[k].collection == op.collection && commit.ops[k].rkey == op.rkey);
       }
-      if (deleted_later) continue;
+      if (superseded) continue;
       out.gap = "record block " + op.cid->str() + " of " + op.rkey + " is missing";
       continue;
     }

@@ -205,10 +205,10 @@ try {
   await runner.test('takedown and deactivation hide a repo, reactivation restores it', async () => {
     const before = indexed(bob.did).length;
     assert(before > 0, 'bob has nodes');
-    await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
-      subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: true, ref: 'e2e' } } });
     const shown = await visibleTopLevel(bob.did);
     assert(shown > 0, 'bob has top-level nodes on the API');
+    await xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: admin, body: {
+      subject: { $type: 'com.atproto.admin.defs#repoRef', did: bob.did }, takedown: { applied: true, ref: 'e2e' } } });
     await waitFor('bob taken down', () => repoStatus(bob.did) === 'takendown');
     assertEqual(await visibleTopLevel(bob.did), 0, 'hidden from the API');
     assertEqual(indexed(bob.did).length, before, 'hidden, not deleted');

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "firehose/car.hpp"
+#include "firehose/dag_cbor.hpp"
 #include "firehose/mst.hpp"
 #include "firehose/records.hpp"
 #include "tests/support/files.hpp"
@@ -131,6 +132,36 @@ TEST(Frames, DamagedFramesAreErrors) {
   std::string huge = "\xa2\x61t\x67#commit\x62op\x01";
   huge += "\xa1\x66\x62locks\x5a\xff\xff\xff\xff";
   EXPECT_FALSE(decode_frame(huge).has_value());
+}
+
+// A commit that writes one path twice carries the final block only: the
+// earlier op's missing block is not a gap; a missing block with nothing after
+// it is.
+TEST(Frames, OnlyTheFinalBlockOfAPathWrittenTwiceIsNeeded) {
+  const std::string record = encode_dag_cbor(
+      DagValue{DagMap{{"$type", DagValue{std::string("app.bulleted.node")}},
+                      {"text", DagValue{std::string("v2")}},
+                      {"sortKey", DagValue{std::string("a0")}},
+                      {"createdAt", DagValue{std::string("2026-11-30T12:00:00.000Z")}}}});
+  const Cid final_cid = Cid::of_dag_cbor(record);
+  const Cid earlier_cid = Cid::of_dag_cbor("an earlier version");
+  const std::string commit_block =
+      encode_dag_cbor(DagValue{DagMap{{"did", DagValue{std::string("did:plc:a")}}}});
+  const Cid commit_cid = Cid::of_dag_cbor(commit_block);
+  CommitEvent commit;
+  commit.repo = "did:plc:a";
+  commit.rev = "3n3jhhxt23f2j";
+  commit.blocks = write_car(commit_cid, {{commit_cid, commit_block}, {final_cid, record}});
+  commit.ops = {CommitOp{"update", "app.bulleted.node", "x", earlier_cid, std::nullopt},
+                CommitOp{"update", "app.bulleted.node", "x", final_cid, std::nullopt}};
+  auto records = commit_records(commit);
+  ASSERT_TRUE(records.has_value()) << records.error().message;
+  EXPECT_FALSE(records->gap.has_value()) << *records->gap;
+  ASSERT_EQ(records->ops.size(), 1u);
+  EXPECT_EQ(records->ops[0].record->text, "v2");
+  // The same missing block as the last word on the path is a gap.
+  commit.ops = {CommitOp{"update", "app.bulleted.node", "x", earlier_cid, std::nullopt}};
+  EXPECT_TRUE(commit_records(commit)->gap.has_value());
 }
 
 TEST(Car, RepoCarWalksToTheReferenceMst) {
