@@ -253,6 +253,8 @@ class Store {
   explicit Store(std::unique_ptr<Database> db);
   Result<bool> repo_visible(std::string_view did);
   Result<std::optional<NodeRow>> find_node(std::string_view did, std::string_view rkey);
+  // The node when it exists and its repo is visible, else kNotFound.
+  Result<NodeRow> visible_node(std::string_view did, std::string_view rkey);
   Result<std::vector<NodeRow>> group_page(
       std::string_view group, int limit,
       const std::optional<std::pair<std::string, std::string>>& after, bool reverse);

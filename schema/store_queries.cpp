@@ -138,15 +138,21 @@ Result<std::vector<NodeRow>> Store::group_page(
   return collect(**stmt);
 }
 
-Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
-  if (!tx) return pass(tx);
+Result<NodeRow> Store::visible_node(std::string_view did, std::string_view rkey) {
   auto visible = repo_visible(did);
   if (!visible) return pass(visible);
   auto found = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
   if (!found) return pass(found);
   if (!*found) return std::unexpected(not_found(did, rkey));
   return std::move(**found);
+}
+
+Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  if (!tx) return pass(tx);
+  auto found = visible_node(did, rkey);
+  if (!found) return pass(found);
+  return std::move(*found);
 }
 
 Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
@@ -188,15 +194,12 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
   }
   auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
-  auto visible = repo_visible(did);
-  if (!visible) return pass(visible);
-  auto anchor = *visible ? find_node(did, anchor_rkey) : Result<std::optional<NodeRow>>();
+  auto anchor = visible_node(did, anchor_rkey);
   if (!anchor) return pass(anchor);
-  if (!*anchor) return std::unexpected(not_found(did, anchor_rkey));
-  const auto position = std::make_pair((*anchor)->sort_key, (*anchor)->rkey);
-  auto lower = group_page((*anchor)->group, before + 1, position, true);
+  const auto position = std::make_pair(anchor->sort_key, anchor->rkey);
+  auto lower = group_page(anchor->group, before + 1, position, true);
   if (!lower) return pass(lower);
-  auto upper = group_page((*anchor)->group, after + 1, position, false);
+  auto upper = group_page(anchor->group, after + 1, position, false);
   if (!upper) return pass(upper);
   Window window;
   window.has_before = lower->size() > static_cast<std::size_t>(before);
@@ -205,7 +208,7 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
   if (window.has_after) upper->pop_back();
   window.nodes.assign(std::make_move_iterator(lower->rbegin()),
                       std::make_move_iterator(lower->rend()));
-  window.nodes.push_back(std::move(**anchor));
+  window.nodes.push_back(std::move(*anchor));
   window.nodes.insert(window.nodes.end(), std::make_move_iterator(upper->begin()),
                       std::make_move_iterator(upper->end()));
   return window;
@@ -214,16 +217,13 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
 Result<Position> Store::position(std::string_view did, std::string_view rkey) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
-  auto visible = repo_visible(did);
-  if (!visible) return pass(visible);
-  auto anchor = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
+  auto anchor = visible_node(did, rkey);
   if (!anchor) return pass(anchor);
-  if (!*anchor) return std::unexpected(not_found(did, rkey));
   auto stmt = db_->prepare(
       "SELECT (SELECT COUNT(*) FROM nodes WHERE grp = ?1 AND (sort_key, rkey) < (?2, ?3)),"
       " (SELECT COUNT(*) FROM nodes WHERE grp = ?1)");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, (*anchor)->group).bind(2, (*anchor)->sort_key).bind(3, (*anchor)->rkey);
+  (*stmt)->bind(1, anchor->group).bind(2, anchor->sort_key).bind(3, anchor->rkey);
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   return Position{(*stmt)->integer(0), (*stmt)->integer(1)};
@@ -304,14 +304,11 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
 Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
-  auto visible = repo_visible(did);
-  if (!visible) return pass(visible);
-  auto start = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
+  auto start = visible_node(did, rkey);
   if (!start) return pass(start);
-  if (!*start) return std::unexpected(not_found(did, rkey));
   std::vector<NodeRow> chain;
   std::set<std::string> seen{std::string(rkey)};
-  std::optional<std::string> next = (*start)->parent_rkey;
+  std::optional<std::string> next = start->parent_rkey;
   constexpr std::size_t kMaxDepth = 10'000;
   while (next && chain.size() < kMaxDepth && seen.insert(*next).second) {
     auto parent = find_node(did, *next);
