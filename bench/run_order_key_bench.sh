@@ -34,7 +34,7 @@ for w in ["a", "b", "c1", "c2", "d", "e", "e2"]:
     print(f"{w:8} {c['opsPerSecond']:14,.0f} {j['opsPerSecond']:14,.0f} {c['opsPerSecond']/j['opsPerSecond']:8.1f}"
           f"  {c['maxLength']:>8}/{c['meanLength']:<8.2f}  {j['maxLength']:>7}/{j['meanLength']:<8.2f}  {hist} {checks}{extra} fnv {c['fnv1a32']}")
 c, j = cpp["d"], js["d"]
-print(f"d, per-call clock reads subtracted (C++ {c['timerOverheadNs']:.0f} ns, JS {j['timerOverheadNs']:.0f} ns a call): "
+print(f"d, per-call timer reads subtracted (C++ {c['timer']} {c['timerOverheadNs']:.0f} ns, JS hrtime {j['timerOverheadNs']:.0f} ns a call): "
       f"C++ {c['opsPerSecondTimerCorrected']:,.0f} ops/s, JS {j['opsPerSecondTimerCorrected']:,.0f} ops/s, "
       f"C++/JS {c['opsPerSecondTimerCorrected']/j['opsPerSecondTimerCorrected']:.1f}")
 PY

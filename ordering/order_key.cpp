@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace bulleted::ordering {
 namespace {
@@ -21,17 +22,83 @@ constexpr std::array<std::int8_t, 256> kDigitValue = [] {
 
 inline int digit_value(char c) { return kDigitValue[static_cast<unsigned char>(c)]; }
 
-// Generation writes into one caller-owned string and reports failure as a
-// code: keys are short, and moving them through temporaries cost more than
-// computing them.
+// Generation builds a key in a fixed buffer on the stack and copies it into
+// the returned string once: keys are short, and growing strings cost more
+// than computing the keys. Failure is reported as a code.
 using Status = std::optional<KeyErrorCode>;
 constexpr Status kOk = std::nullopt;
+
+// The next / previous digit of each digit byte; 0 where the digit carries.
+constexpr std::array<char, 256> kNextDigit = [] {
+  std::array<char, 256> table{};
+  for (int i = 0; i + 1 < kBase; ++i)
+    table[static_cast<unsigned char>(kDigitChars[i])] = kDigitChars[i + 1];
+  return table;
+}();
+constexpr std::array<char, 256> kPreviousDigit = [] {
+  std::array<char, 256> table{};
+  for (int i = 1; i < kBase; ++i)
+    table[static_cast<unsigned char>(kDigitChars[i])] = kDigitChars[i - 1];
+  return table;
+}();
+
+// Copies n < 16 bytes with at most two fixed-size moves each way (they may
+// overlap), where a call into memcpy would cost more than the copy.
+inline void copy_short(char* to, const char* from, std::size_t n) {
+  if (n >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
+
+// A key under construction. Generation never writes more than one byte past
+// the longer neighbour (at most kMaxKeyBytes + 1 bytes); within_cap rejects
+// that last byte.
+class KeyBuffer {
+ public:
+  std::size_t size() const { return size_; }
+  char& operator[](std::size_t i) { return data_[i]; }
+  std::string_view view() const { return {data_.data(), size_}; }
+  void assign(std::string_view s) {
+    std::memcpy(data_.data(), s.data(), s.size());
+    size_ = s.size();
+  }
+  void append(std::string_view s) {
+    std::memcpy(data_.data() + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  void push_back(char c) { data_[size_++] = c; }
+  void pop_back() { --size_; }
+
+  // Copies the key into `out`. Short keys fit the string's inline buffer:
+  // resize_and_overwrite lends kInline + 1 writable bytes, so one fixed-size
+  // copy of that many bytes replaces a call into memcpy.
+  void copy_to(std::string& out) const {
+    if (size_ < 16) {
+      out.resize_and_overwrite(size_, [this](char* p, std::size_t n) {
+        copy_short(p, data_.data(), n);
+        return n;
+      });
+    } else {
+      out.assign(data_.data(), size_);
+    }
+  }
+
+ private:
+  std::array<char, kMaxKeyBytes + 16> data_;
+  std::size_t size_ = 0;
+};
 
 // Where the fraction starts; REQUIRES: `key` is valid.
 inline std::size_t fraction_start(std::string_view key) { return integer_width(key[0]); }
 
 // The common case of invalid_reason without building a reason.
-bool fast_valid(std::string_view key) {
+inline bool fast_valid(std::string_view key) {
   if (key.empty() || key.size() > kMaxKeyBytes) return false;
   int bad = 0;
   for (char c : key) bad |= digit_value(c);
@@ -50,11 +117,10 @@ bool is_integer_part(std::string_view integer) {
 
 // Replaces the integer part `integer` by its successor. REQUIRES: an integer
 // part. Fails (leaving `integer` unspecified) past the largest integer.
-Status step_up(std::string& integer) {
+Status step_up(KeyBuffer& integer) {
   for (std::size_t i = integer.size() - 1; i >= 1; --i) {
-    const int d = digit_value(integer[i]) + 1;
-    if (d < kBase) {
-      integer[i] = kDigitChars[d];
+    if (const char next = kNextDigit[static_cast<unsigned char>(integer[i])]) {
+      integer[i] = next;
       return kOk;
     }
     integer[i] = '0';
@@ -76,11 +142,10 @@ Status step_up(std::string& integer) {
 }
 
 // Replaces the integer part `integer` by its predecessor (mirror of step_up).
-Status step_down(std::string& integer) {
+Status step_down(KeyBuffer& integer) {
   for (std::size_t i = integer.size() - 1; i >= 1; --i) {
-    const int d = digit_value(integer[i]) - 1;
-    if (d >= 0) {
-      integer[i] = kDigitChars[d];
+    if (const char previous = kPreviousDigit[static_cast<unsigned char>(integer[i])]) {
+      integer[i] = previous;
       return kOk;
     }
     integer[i] = 'z';
@@ -111,14 +176,14 @@ inline char branching_digit(int lo, int hi, RandomSource& jitter) {
 // Appends to `out` a fraction strictly between fractions `a` and `b`; with
 // `bounded` false there is no upper bound and `b` is ignored. REQUIRES: a < b,
 // neither ends in '0'.
-void append_midpoint(std::string& out, std::string_view a, bool bounded, std::string_view b,
+void append_midpoint(KeyBuffer& out, std::string_view a, bool bounded, std::string_view b,
                      RandomSource& jitter) {
   while (true) {
     if (bounded) {
       // Shared prefix, reading `a` as padded with zeros.
       std::size_t n = 0;
       while (n < b.size() && (n < a.size() ? a[n] : '0') == b[n]) ++n;
-      out.append(b.data(), n);
+      out.append(b.substr(0, n));
       a = n < a.size() ? a.substr(n) : std::string_view{};
       b.remove_prefix(n);
     }
@@ -139,12 +204,12 @@ void append_midpoint(std::string& out, std::string_view a, bool bounded, std::st
   }
 }
 
-Status within_cap(const std::string& key) {
+Status within_cap(const KeyBuffer& key) {
   return key.size() > kMaxKeyBytes ? Status(KeyErrorCode::kExhausted) : kOk;
 }
 
 // Prepend: a key below `b` (valid) into `out`.
-Status key_before(std::string_view b, RandomSource& jitter, std::string& out) {
+Status key_before(std::string_view b, RandomSource& jitter, KeyBuffer& out) {
   const std::string_view ib = b.substr(0, fraction_start(b));
   const std::string_view fb = b.substr(ib.size());
   out.assign(ib);
@@ -155,12 +220,12 @@ Status key_before(std::string_view b, RandomSource& jitter, std::string& out) {
   if (!fb.empty()) return kOk;
   if (auto failed = step_down(out)) return failed;
   // Never the reserved key itself: a fraction under it instead.
-  if (out == kReservedInteger) append_midpoint(out, {}, false, {}, jitter);
+  if (out.view() == kReservedInteger) append_midpoint(out, {}, false, {}, jitter);
   return kOk;
 }
 
 // Append: a key above `a` (valid) into `out`.
-Status key_after(std::string_view a, RandomSource& jitter, std::string& out) {
+Status key_after(std::string_view a, RandomSource& jitter, KeyBuffer& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
   out.assign(ia);
   if (!step_up(out)) return kOk;
@@ -171,7 +236,7 @@ Status key_after(std::string_view a, RandomSource& jitter, std::string& out) {
 }
 
 // Both ends given (valid, a < b) into `out`.
-Status key_between(std::string_view a, std::string_view b, RandomSource& jitter, std::string& out) {
+Status key_between(std::string_view a, std::string_view b, RandomSource& jitter, KeyBuffer& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
   const std::string_view ib = b.substr(0, fraction_start(b));
   out.assign(ia);
@@ -179,7 +244,7 @@ Status key_between(std::string_view a, std::string_view b, RandomSource& jitter,
     append_midpoint(out, a.substr(ia.size()), true, b.substr(ib.size()), jitter);
     return within_cap(out);
   }
-  if (!step_up(out) && std::string_view(out) < b) return kOk;
+  if (!step_up(out) && out.view() < b) return kOk;
   out.assign(ia);
   append_midpoint(out, a.substr(ia.size()), false, {}, jitter);
   return within_cap(out);
@@ -190,8 +255,10 @@ Status key_between(std::string_view a, std::string_view b, RandomSource& jitter,
 Status spread_between(std::string_view a, std::string_view b, std::size_t n, RandomSource& jitter,
                       std::vector<std::string>& out) {
   if (n == 0) return kOk;
+  KeyBuffer built;
+  if (auto failed = key_between(a, b, jitter, built)) return failed;
   std::string middle;
-  if (auto failed = key_between(a, b, jitter, middle)) return failed;
+  built.copy_to(middle);
   const std::size_t left = n / 2;
   if (auto failed = spread_between(a, middle, left, jitter, out)) return failed;
   out.push_back(middle);
@@ -209,10 +276,14 @@ KeyError generation_error(KeyErrorCode code) {
   return make_error(code, std::string(error_name(code)));
 }
 
-std::optional<KeyError> check_key(std::string_view key, const char* which) {
-  if (fast_valid(key)) return std::nullopt;
+[[gnu::cold, gnu::noinline]] KeyError invalid_key_error(std::string_view key, const char* which) {
   return make_error(KeyErrorCode::kInvalidKey,
                     std::string(which) + " key: " + invalid_reason(key).value_or("invalid"));
+}
+
+inline std::optional<KeyError> check_key(std::string_view key, const char* which) {
+  if (fast_valid(key)) [[likely]] return std::nullopt;
+  return invalid_key_error(key, which);
 }
 
 std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
@@ -231,7 +302,7 @@ std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
 
 // One key for checked bounds into `out`.
 Status generate(std::optional<std::string_view> a, std::optional<std::string_view> b,
-                RandomSource& jitter, std::string& out) {
+                RandomSource& jitter, KeyBuffer& out) {
   if (!a && !b) {
     out.assign(kOriginKey);
     return kOk;
@@ -288,20 +359,24 @@ KeyResult<std::string> increment_integer(std::string_view integer) {
   if (!is_integer_part(integer)) {
     return std::unexpected(make_error(KeyErrorCode::kInvalidKey, "not an integer part"));
   }
-  std::string out(integer);
-  if (step_up(out)) return std::unexpected(make_error(KeyErrorCode::kExhausted, "largest integer"));
-  return out;
+  KeyBuffer built;
+  built.assign(integer);
+  if (step_up(built)) {
+    return std::unexpected(make_error(KeyErrorCode::kExhausted, "largest integer"));
+  }
+  return std::string(built.view());
 }
 
 KeyResult<std::string> decrement_integer(std::string_view integer) {
   if (!is_integer_part(integer)) {
     return std::unexpected(make_error(KeyErrorCode::kInvalidKey, "not an integer part"));
   }
-  std::string out(integer);
-  if (step_down(out)) {
+  KeyBuffer built;
+  built.assign(integer);
+  if (step_down(built)) {
     return std::unexpected(make_error(KeyErrorCode::kExhausted, "smallest integer"));
   }
-  return out;
+  return std::string(built.view());
 }
 
 KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<std::string_view> b,
@@ -311,8 +386,13 @@ KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<
   KeyResult<std::string> result(std::in_place);
   if (auto error = check_bounds(a, b)) {
     result = std::unexpected(std::move(*error));
-  } else if (auto failed = generate(a, b, jitter, *result)) {
-    result = std::unexpected(generation_error(*failed));
+  } else {
+    KeyBuffer built;
+    if (auto failed = generate(a, b, jitter, built)) {
+      result = std::unexpected(generation_error(*failed));
+    } else {
+      built.copy_to(*result);
+    }
   }
   return result;
 }
@@ -328,13 +408,12 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
     failed = spread_between(*a, *b, n, jitter, out);
   } else if (n > 0) {
     // One open end: successive appends (or prepends, reversed at the end).
-    out.emplace_back();
-    failed = generate(a, b, jitter, out.back());
-    while (!failed && out.size() < n) {
-      out.emplace_back();
-      const std::string& previous = out[out.size() - 2];
-      failed =
-          b ? key_before(previous, jitter, out.back()) : key_after(previous, jitter, out.back());
+    KeyBuffer built;
+    failed = generate(a, b, jitter, built);
+    while (!failed) {
+      built.copy_to(out.emplace_back());
+      if (out.size() == n) break;
+      failed = b ? key_before(out.back(), jitter, built) : key_after(out.back(), jitter, built);
     }
     if (b) std::reverse(out.begin(), out.end());
   }
