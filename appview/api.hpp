@@ -13,6 +13,7 @@
 
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
+#include "appview/pds_sink.hpp"
 #include "appview/placement.hpp"
 #include "appview/request_metrics.hpp"
 #include "firehose/metrics.hpp"
@@ -23,6 +24,20 @@ namespace bulleted::appview {
 
 inline constexpr std::string_view kVersion = "0.1.0";
 
+// What pds mode adds: identity, sessions, and the repo heads and revs this
+// app view wrote (shared with the firehose consumer).
+struct PdsServices {
+  PdsServices(std::shared_ptr<firehose::XrpcClient> client, IdentityOptions identity_options,
+              SecretBox box, firehose::WrittenRevs& written_revs)
+      : identity(client, std::move(identity_options)),
+        sessions(client, identity, std::move(box)),
+        written(written_revs) {}
+  IdentityResolver identity;
+  PdsSessions sessions;
+  RepoHeads heads;
+  firehose::WrittenRevs& written;
+};
+
 struct AppContext {
   explicit AppContext(const Config& c) : config(c) {}
   const Config& config;
@@ -30,6 +45,7 @@ struct AppContext {
   ordering::TidClock clock;
   RequestMetrics metrics;
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
+  PdsServices* pds = nullptr;                           // null in local mode
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
   bool fault_injection = false;

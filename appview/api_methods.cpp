@@ -1,7 +1,7 @@
 #include "appview/api_methods.hpp"
 
-#include "appview/local_writer.hpp"
 #include "appview/views.hpp"
+#include "appview/writer.hpp"
 #include "appview/xrpc.hpp"
 #include "schema/syntax.hpp"
 
@@ -250,7 +250,25 @@ struct Write {
   Body body;
   std::string repo;
   PlacementFaults faults;
+  std::optional<PdsSession> session;  // pds mode
+  std::unique_ptr<RecordSink> sink;
 };
+
+std::optional<std::string> bearer_of(const HttpRequest& request) {
+  const std::string header = request.header("authorization");
+  if (header.rfind("Bearer ", 0) != 0 || header.size() <= 7) return std::nullopt;
+  return header.substr(7);
+}
+
+// The PDS session a request's bearer token names (pds mode).
+Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
+  auto token = bearer_of(request);
+  if (!token) {
+    return fail(ErrorCode::kAuthRequired,
+                "procedures need an Authorization: Bearer token from app.bulleted.createSession");
+  }
+  return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), *token);
+}
 
 // Parses the body, checks the token against the repo, and sets up any
 // injected faults. On failure `error` is the answer.
@@ -259,16 +277,36 @@ Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request)
   if (!body) return std::unexpected(body.error());
   auto repo = body->did("repo");
   if (!repo) return std::unexpected(repo.error());
-  auto authorized = ApiMethods::authorize(api, request, *repo);
-  if (!authorized) return std::unexpected(authorized.error());
-  if (ApiMethods::context(api).config.mode != "local") {
-    return fail(ErrorCode::kInvalidRequest,
-                "writes through the PDS are not available in this build; use mode local");
-  }
+  auto& context = ApiMethods::context(api);
   auto write = std::make_unique<Write>();
+  if (context.pds != nullptr) {
+    auto session = session_of(api, request);
+    if (!session) return std::unexpected(session.error());
+    if (session->did != *repo) {
+      return fail(ErrorCode::kForbidden, "this session may only write the repo of " + session->did);
+    }
+    write->session = std::move(*session);
+    if (context.fault_injection) {
+      // Tests only: an access token (or both tokens) the PDS will refuse.
+      const std::string spoil = request.header("x-bulleted-inject-expired");
+      if (!spoil.empty()) {
+        if (auto r = context.pds->sessions.spoil(ApiMethods::store(api), *write->session,
+                                                 spoil == "refresh");
+            !r) {
+          return std::unexpected(r.error());
+        }
+      }
+    }
+    write->sink = std::make_unique<PdsSink>(context.pds->sessions, *write->session,
+                                            context.pds->heads, context.pds->written);
+  } else {
+    auto authorized = ApiMethods::authorize(api, request, *repo);
+    if (!authorized) return std::unexpected(authorized.error());
+    write->sink = std::make_unique<LocalSink>(context.clock);
+  }
   write->body = std::move(*body);
   write->repo = std::move(*repo);
-  if (ApiMethods::context(api).fault_injection) {
+  if (context.fault_injection) {
     const std::string inject = request.header("x-bulleted-inject-stale");
     if (!inject.empty()) write->faults.stale_reads = std::atoi(inject.c_str());
   }
@@ -296,7 +334,7 @@ HttpResponse create_node(Api& api, const ApiMethod&, const HttpRequest& request)
   if (!fields.text)
     return error_response(Error{ErrorCode::kInvalidRequest, "missing required field text"});
   auto& context = ApiMethods::context(api);
-  LocalWriter writer(context.locks, context.clock, &write->faults);
+  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
   return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
 }
 
@@ -305,7 +343,7 @@ HttpResponse move_node(Api& api, const ApiMethod&, const HttpRequest& request) {
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(intent, intent_of(write->body));
   auto& context = ApiMethods::context(api);
-  LocalWriter writer(context.locks, context.clock, &write->faults);
+  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
   return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
 }
 
@@ -314,7 +352,7 @@ HttpResponse update_node(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(fields, fields_of(write->body));
   auto& context = ApiMethods::context(api);
-  LocalWriter writer(context.locks, context.clock);
+  Writer writer(context.locks, context.clock, *write->sink);
   return placed(api, writer.update(ApiMethods::store(api), write->repo, *rkey, fields));
 }
 
@@ -322,12 +360,47 @@ HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(write, begin_write(api, request));
   TRY(rkey, write->body.rkey("rkey", true));
   auto& context = ApiMethods::context(api);
-  LocalWriter writer(context.locks, context.clock);
+  Writer writer(context.locks, context.clock, *write->sink);
   TRY(deleted, writer.remove(ApiMethods::store(api), write->repo, *rkey));
   return json_response({{"deleted", deleted}});
 }
 
-HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&) {
+HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&);
+
+HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
+  TRY(body, Body::parse(request));
+  TRY(identifier, body.string("identifier"));
+  TRY(password, body.string("password"));
+  if (!identifier || !password) {
+    return error_response(
+        Error{ErrorCode::kInvalidRequest, "identifier and password are required"});
+  }
+  TRY(created, context.pds->sessions.create(ApiMethods::store(api), *identifier, *password));
+  json out = {{"did", created.session.did}, {"token", created.token}};
+  out["handle"] = created.session.handle ? json(*created.session.handle) : json(*identifier);
+  return json_response(out);
+}
+
+HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
+  TRY(session, session_of(api, request));
+  if (auto r = context.pds->sessions.remove(ApiMethods::store(api), session); !r) {
+    return error_response(r.error());
+  }
+  return json_response(json::object());
+}
+
+HttpResponse not_in_this_mode(Api& api, const ApiMethod& method, const HttpRequest&) {
+  const bool sessions =
+      method.nsid == "app.bulleted.createSession" || method.nsid == "app.bulleted.deleteSession";
+  if (sessions && ApiMethods::context(api).pds == nullptr) {
+    return error_response(
+        501, "MethodNotImplemented",
+        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`");
+  }
   return error_response(501, "MethodNotImplemented",
                         std::string(method.nsid) + " is not available in this build");
 }
@@ -346,8 +419,8 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.moveNode", MethodKind::kProcedure, move_node},
     {"app.bulleted.updateNode", MethodKind::kProcedure, update_node},
     {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
-    {"app.bulleted.createSession", MethodKind::kProcedure, not_in_this_mode},
-    {"app.bulleted.deleteSession", MethodKind::kProcedure, not_in_this_mode},
+    {"app.bulleted.createSession", MethodKind::kProcedure, create_session},
+    {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session},
     {"app.bulleted.importOutline", MethodKind::kProcedure, not_in_this_mode},
     {"app.bulleted.getImportJob", MethodKind::kQuery, not_in_this_mode},
     {"app.bulleted.exportOutline", MethodKind::kQuery, not_in_this_mode},

@@ -99,6 +99,7 @@ XrpcStatus xrpc_status(ErrorCode code) {
     case ErrorCode::kInvalidNeighbour:
       return {400, "InvalidNeighbour"};
     case ErrorCode::kStaleNeighbours:
+    case ErrorCode::kRepoChanged:
       return {409, "StaleNeighbours"};
     case ErrorCode::kWouldCycle:
       return {400, "WouldCycle"};
@@ -140,8 +141,12 @@ HttpResponse error_response(const Error& error) {
   // Internal failures keep their details in the log, not in the answer.
   const bool internal = status.status >= 500 && error.code != ErrorCode::kUnavailable &&
                         error.code != ErrorCode::kUpstreamFailure;
-  return error_response(status.status, status.name,
-                        internal ? "the request failed" : error.message);
+  HttpResponse response =
+      error_response(status.status, status.name, internal ? "the request failed" : error.message);
+  if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
+  return response;
 }
 
 }  // namespace bulleted::appview

@@ -79,13 +79,33 @@ Result<void> Ingestor::start() {
 
 std::optional<std::int64_t> Ingestor::resume_cursor() const { return last_seq_; }
 
+void WrittenRevs::note(const std::string& did, const std::string& rev) {
+  std::lock_guard lock(mutex_);
+  auto& newest = revs_[did];
+  if (newest < rev) newest = rev;
+}
+
+std::optional<std::string> WrittenRevs::newest(const std::string& did) const {
+  std::lock_guard lock(mutex_);
+  auto it = revs_.find(did);
+  if (it == revs_.end()) return std::nullopt;
+  return it->second;
+}
+
 Result<std::optional<std::string>> Ingestor::known_rev(const std::string& did) {
-  if (auto it = revs_.find(did); it != revs_.end()) return it->second;
-  auto repo = store_.repo(did);
-  if (!repo) return std::unexpected(repo.error());
-  std::optional<std::string> rev = *repo ? (*repo)->rev : std::nullopt;
-  revs_.emplace(did, rev);
-  return rev;
+  auto it = revs_.find(did);
+  if (it == revs_.end()) {
+    auto repo = store_.repo(did);
+    if (!repo) return std::unexpected(repo.error());
+    it = revs_.emplace(did, *repo ? (*repo)->rev : std::nullopt).first;
+  }
+  if (options_.written != nullptr) {
+    if (auto written = options_.written->newest(did);
+        written && (!it->second || *written > *it->second)) {
+      it->second = *written;
+    }
+  }
+  return it->second;
 }
 
 void Ingestor::want_resync(const std::string& did, const std::string& why) {

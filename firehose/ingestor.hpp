@@ -14,6 +14,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,11 +27,25 @@
 
 namespace bulleted::firehose {
 
+// Repo revs the app view committed itself (pds mode writes go to the PDS and
+// into the index at once): the firehose echo of such a commit, and anything
+// older, is a skip rather than a gap. Thread-safe.
+class WrittenRevs {
+ public:
+  void note(const std::string& did, const std::string& rev);
+  std::optional<std::string> newest(const std::string& did) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> revs_;
+};
+
 struct IngestOptions {
   std::string source = "firehose";        // cursor name in the store
   std::size_t max_batch_ops = 2000;       // node ops in one transaction
   std::size_t max_batch_events = 500;     // events in one transaction
   std::size_t max_held_commits = 10'000;  // per repo, while it resyncs
+  const WrittenRevs* written = nullptr;   // revs written by this app view
 };
 
 class Ingestor {

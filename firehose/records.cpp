@@ -129,7 +129,7 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
   }
   auto entries = walk_mst(*car, *data->as_cid());
   if (!entries) return std::unexpected(entries.error());
-  RepoSnapshot snapshot{std::string(expected_did), *rev->as_text(), {}, {}};
+  RepoSnapshot snapshot{std::string(expected_did), *rev->as_text(), car->roots()[0].str(), {}, {}};
   const std::string prefix = std::string(schema::kNodeCollection) + "/";
   for (const auto& entry : *entries) {
     if (!entry.key.starts_with(prefix)) continue;

@@ -37,6 +37,7 @@ Result<CommitRecords> commit_records(const CommitEvent& commit);
 struct RepoSnapshot {
   std::string did;
   std::string rev;
+  std::string commit_cid;  // the root: the commit the snapshot is of
   struct Record {
     std::string rkey;
     std::string cid;

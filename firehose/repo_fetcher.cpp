@@ -1,9 +1,6 @@
-#define _TURN_OFF_PLATFORM_STRING
 #include "firehose/repo_fetcher.hpp"
 
-#include <cpprest/http_client.h>
-
-#include <nlohmann/json.hpp>
+#include "firehose/xrpc_client.hpp"
 
 namespace bulleted::firehose {
 namespace {
@@ -13,40 +10,25 @@ constexpr std::size_t kMaxRepoBytes = 512ull * 1024 * 1024;
 class HttpRepoFetcher final : public RepoFetcher {
  public:
   HttpRepoFetcher(const std::string& base_url, std::chrono::seconds timeout)
-      : client_(web::uri(base_url), config(timeout)) {}
+      : base_url_(base_url), client_(make_http_xrpc_client(timeout, kMaxRepoBytes)) {}
 
   Result<std::string> get_repo(const std::string& did) override {
-    try {
-      web::uri_builder path("/xrpc/com.atproto.sync.getRepo");
-      path.append_query("did", did);
-      web::http::http_response response =
-          client_.request(web::http::methods::GET, path.to_string()).get();
-      std::vector<unsigned char> body = response.extract_vector().get();
-      if (response.status_code() != web::http::status_codes::OK) {
-        std::string error = "HTTP " + std::to_string(response.status_code());
-        auto json = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
-        if (json.is_object() && json.contains("error") && json["error"].is_string()) {
-          error = json["error"].get<std::string>();
-        }
-        const bool missing = error == "RepoNotFound";
-        return fail(missing ? ErrorCode::kNotFound : ErrorCode::kUpstreamFailure,
-                    "getRepo " + did + ": " + error);
-      }
-      if (body.size() > kMaxRepoBytes)
-        return fail(ErrorCode::kUpstreamFailure, "repo larger than 512 MiB");
-      return std::string(body.begin(), body.end());
-    } catch (const std::exception& e) {
-      return fail(ErrorCode::kUpstreamFailure, "getRepo " + did + ": " + e.what());
+    auto reply = client_->call(
+        {.base_url = base_url_, .path = "/xrpc/com.atproto.sync.getRepo", .query = {{"did", did}}});
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->status != 200) {
+      std::string error = reply->error_name();
+      if (error.empty()) error = "HTTP " + std::to_string(reply->status);
+      const bool missing = error == "RepoNotFound";
+      return fail(missing ? ErrorCode::kNotFound : ErrorCode::kUpstreamFailure,
+                  "getRepo " + did + ": " + error);
     }
+    return std::move(reply->body);
   }
 
  private:
-  static web::http::client::http_client_config config(std::chrono::seconds timeout) {
-    web::http::client::http_client_config config;
-    config.set_timeout(timeout);
-    return config;
-  }
-  web::http::client::http_client client_;
+  std::string base_url_;
+  std::shared_ptr<XrpcClient> client_;
 };
 
 }  // namespace

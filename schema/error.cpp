@@ -12,6 +12,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "InvalidNeighbour";
     case ErrorCode::kStaleNeighbours:
       return "StaleNeighbours";
+    case ErrorCode::kRepoChanged:
+      return "RepoChanged";
     case ErrorCode::kWouldCycle:
       return "WouldCycle";
     case ErrorCode::kExhausted:

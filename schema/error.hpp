@@ -14,6 +14,7 @@ enum class ErrorCode {
   kNotFound,          // no such node or repo (or it is hidden)
   kInvalidNeighbour,  // a named neighbour is not a child of the target parent
   kStaleNeighbours,   // neighbours moved twice under the lock
+  kRepoChanged,       // the repo moved on since the index saw it (a PDS swap failed)
   kWouldCycle,        // a move under the node itself or a descendant
   kExhausted,         // no order key fits in the gap
   kAuthRequired,      // no or bad credentials
@@ -33,6 +34,8 @@ std::string_view error_code_name(ErrorCode code);
 struct Error {
   ErrorCode code;
   std::string message;
+  // kRateLimited: seconds until the caller may try again (Retry-After).
+  int retry_after_seconds = 0;
 };
 
 template <class T>

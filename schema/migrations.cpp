@@ -74,6 +74,21 @@ CREATE TABLE tokens (
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
 )sql",
+    // 3: PDS sessions of pds mode: the app view's token as a SHA-256 digest,
+    // the PDS's access and refresh tokens sealed (appview/secret_box).
+    R"sql(
+CREATE TABLE sessions (
+  hash TEXT PRIMARY KEY,
+  did TEXT NOT NULL,
+  handle TEXT,
+  pds_url TEXT NOT NULL,
+  access_sealed TEXT NOT NULL,
+  refresh_sealed TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  refreshed_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_did ON sessions (did);
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

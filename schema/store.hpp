@@ -69,6 +69,15 @@ struct ApplyBatch {
   }
 };
 
+struct SessionRow {
+  std::string digest;  // of the app view's bearer token
+  std::string did;
+  std::optional<std::string> handle;
+  std::string pds_url;
+  std::string access_sealed;
+  std::string refresh_sealed;
+};
+
 struct ApplyOutcome {
   std::size_t applied = 0;
   std::size_t stale = 0;    // not newer than what the store holds
@@ -218,6 +227,14 @@ class Store {
   Result<void> add_token(std::string_view digest, std::string_view did);
   // The DID a token digest belongs to.
   Result<std::optional<std::string>> token_did(std::string_view digest);
+
+  // PDS sessions (pds mode), keyed by the digest of the app view's token.
+  Result<void> put_session(const SessionRow& session);
+  Result<std::optional<SessionRow>> session(std::string_view digest);
+  Result<void> update_session_tokens(std::string_view digest, std::string_view access_sealed,
+                                     std::string_view refresh_sealed);
+  // True when there was such a session.
+  Result<bool> delete_session(std::string_view digest);
 
   // SQLite's quick_check and counts of what the index holds.
   Result<IntegrityReport> integrity_report();

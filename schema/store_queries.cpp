@@ -419,6 +419,53 @@ Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
   return query_value<std::string>(*db_, "SELECT did FROM tokens WHERE hash = ?1", digest);
 }
 
+Result<void> Store::put_session(const SessionRow& session) {
+  auto stmt = db_->prepare(
+      "INSERT INTO sessions (hash, did, handle, pds_url, access_sealed, refresh_sealed, "
+      "created_at, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+      "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind(1, session.digest)
+      .bind(2, session.did)
+      .bind(3, session.handle)
+      .bind(4, session.pds_url)
+      .bind(5, session.access_sealed)
+      .bind(6, session.refresh_sealed);
+  return (*stmt)->run();
+}
+
+Result<std::optional<SessionRow>> Store::session(std::string_view digest) {
+  auto stmt = db_->prepare(
+      "SELECT did, handle, pds_url, access_sealed, refresh_sealed FROM sessions WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<SessionRow>();
+  const Statement& s = **stmt;
+  return std::optional<SessionRow>(SessionRow{std::string(digest), s.text(0), s.optional_text(1),
+                                              s.text(2), s.text(3), s.text(4)});
+}
+
+Result<void> Store::update_session_tokens(std::string_view digest, std::string_view access_sealed,
+                                          std::string_view refresh_sealed) {
+  auto stmt = db_->prepare(
+      "UPDATE sessions SET access_sealed = ?2, refresh_sealed = ?3, "
+      "refreshed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest).bind(2, access_sealed).bind(3, refresh_sealed);
+  return (*stmt)->run();
+}
+
+Result<bool> Store::delete_session(std::string_view digest) {
+  auto stmt = db_->prepare("DELETE FROM sessions WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest);
+  if (auto r = (*stmt)->run(); !r) return std::unexpected(r.error());
+  return sqlite3_changes(db_->handle()) > 0;
+}
+
 Result<std::string> Store::explain(std::string_view kind) {
   const char* sql = kind == "children_first"           ? kChildrenFirst
                     : kind == "children_after"         ? kChildrenAfter

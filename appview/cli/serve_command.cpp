@@ -69,10 +69,30 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   spdlog::info("database {} at schema version {}", config->db_path,
                schema::Store::schema_version());
 
+  // pds mode: sessions on users' PDSes, and the revs written through them
+  // (the consumer skips their firehose echoes).
+  firehose::WrittenRevs written;
+  std::unique_ptr<appview::PdsServices> pds;
+  if (config->mode == "pds") {
+    if (!config->session_key || config->session_key->size() < 32) {
+      err << "error: pds mode needs auth.sessionKey (BULLETED_SESSION_KEY), a secret of at least "
+             "32 characters that encrypts PDS sessions at rest\n";
+      return 2;
+    }
+    pds = std::make_unique<appview::PdsServices>(
+        firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
+                                        512ull * 1024 * 1024),
+        appview::IdentityOptions{config->plc_url, config->handle_resolver,
+                                 std::chrono::seconds(config->identity_cache_seconds)},
+        appview::SecretBox(*config->session_key), written);
+  }
+
   firehose::FirehoseMetrics metrics;
   std::unique_ptr<firehose::FirehoseConsumer> consumer;
   if (config->firehose_url) {
-    consumer = std::make_unique<firehose::FirehoseConsumer>(consumer_options(*config), metrics);
+    auto options = consumer_options(*config);
+    options.ingest.written = &written;
+    consumer = std::make_unique<firehose::FirehoseConsumer>(options, metrics);
     if (auto r = consumer->start(); !r) {
       spdlog::error("cannot start the firehose consumer: {}", r.error().message);
       return 1;
@@ -83,6 +103,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
 
   appview::AppContext context(*config);
   context.firehose = consumer ? &metrics : nullptr;
+  context.pds = pds.get();
   if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
       faults != nullptr && std::string(faults) == "1") {
     spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");

@@ -1,0 +1,31 @@
+// Authenticated encryption of secrets at rest (PDS session tokens):
+// AES-256-GCM with a random 96-bit nonce per message; the key is the SHA-256
+// of the configured key material. A sealed value is text:
+// base64(nonce || ciphertext || tag).
+//
+// Thread-safe (no shared mutable state).
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "schema/error.hpp"
+
+namespace bulleted::appview {
+
+class SecretBox {
+ public:
+  explicit SecretBox(std::string_view key_material);
+  std::string seal(std::string_view plaintext) const;
+  // kCorrupt when the value was not sealed with this key or was altered.
+  Result<std::string> open(std::string_view sealed) const;
+
+ private:
+  std::array<unsigned char, 32> key_;
+};
+
+// Compares in time that depends only on the lengths.
+bool constant_time_equal(std::string_view a, std::string_view b);
+
+}  // namespace bulleted::appview

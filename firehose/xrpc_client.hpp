@@ -1,0 +1,56 @@
+// Outbound XRPC over HTTP(S): one small interface for every call the app view
+// makes to other services (getRepo on a PDS, identity lookups, a user's PDS
+// writes). The implementation keeps one cpprestsdk http_client per origin
+// (it pools connections) and never lets cpprest headers into other files.
+//
+// Thread-safe. Calls block: make them from worker threads, never from a
+// cpprest handler or continuation.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schema/error.hpp"
+
+namespace bulleted::firehose {
+
+struct XrpcRequest {
+  std::string method = "GET";  // GET or POST
+  std::string base_url;        // scheme://host[:port]
+  std::string path;            // "/xrpc/<nsid>" or any path
+  std::vector<std::pair<std::string, std::string>> query;
+  std::optional<nlohmann::json> body;  // POSTed as application/json
+  std::optional<std::string> bearer;   // Authorization: Bearer ...
+};
+
+struct XrpcReply {
+  int status = 0;
+  std::string body;                            // raw bytes
+  std::map<std::string, std::string> headers;  // names in lower case
+  // The parsed body when it is JSON, else a discarded value.
+  nlohmann::json json() const;
+  // The XRPC error name of a failed call ("" when absent).
+  std::string error_name() const;
+  std::string error_message() const;
+  std::optional<std::string> header(const std::string& lower_name) const;
+};
+
+class XrpcClient {
+ public:
+  virtual ~XrpcClient() = default;
+  // Any answer from the server, whatever its status, is a value; only a
+  // transport failure (refused, reset, timeout, bad URL, body over the cap) is
+  // kUpstreamFailure.
+  virtual Result<XrpcReply> call(const XrpcRequest& request) = 0;
+};
+
+// `max_body_bytes` caps every answer read.
+std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
+                                                  std::size_t max_body_bytes);
+
+}  // namespace bulleted::firehose
