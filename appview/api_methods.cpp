@@ -297,8 +297,9 @@ Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request)
         }
       }
     }
-    write->sink = std::make_unique<PdsSink>(context.pds->sessions, *write->session,
-                                            context.pds->heads, context.pds->written);
+    write->sink =
+        std::make_unique<PdsSink>(context.pds->sessions, *write->session, context.pds->heads,
+                                  context.pds->written, &write->faults);
   } else {
     auto authorized = ApiMethods::authorize(api, request, *repo);
     if (!authorized) return std::unexpected(authorized.error());
@@ -309,6 +310,8 @@ Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request)
   if (context.fault_injection) {
     const std::string inject = request.header("x-bulleted-inject-stale");
     if (!inject.empty()) write->faults.stale_reads = std::atoi(inject.c_str());
+    const std::string swaps = request.header("x-bulleted-inject-swap");
+    if (!swaps.empty()) write->faults.swap_failures = std::atoi(swaps.c_str());
   }
   return write;
 }

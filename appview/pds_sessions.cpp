@@ -146,7 +146,8 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
   if (!reply) return std::unexpected(reply.error());
   if (reply->status != 200) {
     if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
-    spdlog::info("session: the PDS refused to refresh the session of {}", session.did);
+    spdlog::info("session: the PDS refused to refresh the session of {}; it is ended", session.did);
+    (void)store.delete_session(session.digest);
     return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
   }
   auto json = reply->json();

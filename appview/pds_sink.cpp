@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "firehose/cid.hpp"
 #include "firehose/records.hpp"
 #include "schema/syntax.hpp"
 
@@ -73,6 +74,10 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
   auto swap = swap_commit(store, did);
   if (!swap) return std::unexpected(swap.error());
   std::string head = *swap;
+  if (faults_ != nullptr && faults_->swap_failures > 0) {
+    --faults_->swap_failures;
+    head = firehose::Cid::of_dag_cbor("\xa0").str();  // the CID of {}: no commit
+  }
   Committed committed;
   for (std::size_t start = 0; start < writes.size(); start += kMaxWritesPerCommit) {
     const std::size_t end = std::min(writes.size(), start + kMaxWritesPerCommit);

@@ -41,8 +41,8 @@ class RepoHeads {
 class PdsSink final : public RecordSink {
  public:
   PdsSink(PdsSessions& sessions, PdsSession& session, RepoHeads& heads,
-          firehose::WrittenRevs& written)
-      : sessions_(sessions), session_(session), heads_(heads), written_(written) {}
+          firehose::WrittenRevs& written, PlacementFaults* faults = nullptr)
+      : sessions_(sessions), session_(session), heads_(heads), written_(written), faults_(faults) {}
 
   Result<Committed> commit(schema::Store& store, const std::string& did,
                            const std::vector<RecordWrite>& writes) override;
@@ -57,6 +57,7 @@ class PdsSink final : public RecordSink {
   PdsSession& session_;
   RepoHeads& heads_;
   firehose::WrittenRevs& written_;
+  PlacementFaults* faults_;
 };
 
 }  // namespace bulleted::appview

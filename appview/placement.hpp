@@ -43,9 +43,11 @@ struct Placement {
 };
 
 // Deterministic fault injection for tests: the next `stale_reads` neighbour
-// reads report stale captured neighbours.
+// reads report stale captured neighbours; in pds mode the next
+// `swap_failures` commits name a repo commit the PDS is not at.
 struct PlacementFaults {
   std::atomic<int> stale_reads{0};
+  std::atomic<int> swap_failures{0};
 };
 
 // REQUIRES: the caller holds the lock of the target group (and of the moving

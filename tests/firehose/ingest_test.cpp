@@ -205,5 +205,37 @@ TEST_F(IngestTest, AnUnfinishedResyncIsAskedForAgainAfterARestart) {
   EXPECT_EQ(restarted.take_resync_requests(), std::vector<std::string>{alice});
 }
 
+TEST_F(IngestTest, CommitsTheAppViewWroteItselfAreSkipped) {
+  // pds mode: a commit applied from the PDS's answer is noted; its firehose
+  // echo (and anything older) is a skip, not a gap, and applies nothing.
+  const auto files = testing::frame_files("firehose/replay-cursor0");
+  std::vector<CommitEvent> commits;
+  for (const auto& file : files) {
+    auto event = decode_frame(testing::read_file(file));
+    ASSERT_TRUE(event.has_value());
+    if (auto* commit = std::get_if<CommitEvent>(&*event); commit && !commit->ops.empty())
+      commits.push_back(*commit);
+  }
+  ASSERT_GE(commits.size(), 3u);
+  WrittenRevs written;
+  Ingestor ingestor(*store_, {.written = &written}, metrics_);
+  ASSERT_TRUE(ingestor.start().has_value());
+  // The second commit of the stream "was written by us": noted before the
+  // stream reaches it, so both it and the first (older) are skipped.
+  const std::string did = commits[1].repo;
+  written.note(did, commits[1].rev);
+  written.note(did, "1111111111111");  // an older note never lowers the mark
+  EXPECT_EQ(written.newest(did), commits[1].rev);
+  const auto skipped_before = metrics_.skipped[0].load();
+  std::size_t expected_skips = 0;
+  for (const auto& commit : commits) {
+    if (commit.repo == did && commit.rev <= commits[1].rev) ++expected_skips;
+    ASSERT_TRUE(ingestor.add(commit).has_value());
+  }
+  ASSERT_TRUE(ingestor.flush().has_value());
+  EXPECT_EQ(metrics_.skipped[0].load() - skipped_before, expected_skips);
+  EXPECT_TRUE(ingestor.take_resync_requests().empty()) << "the skip is not a gap";
+}
+
 }  // namespace
 }  // namespace bulleted::firehose

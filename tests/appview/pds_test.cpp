@@ -1,0 +1,117 @@
+// The pieces of pds mode that need no network: sealing secrets, DID document
+// locations and services, and what a PDS's error answer becomes.
+#include <gtest/gtest.h>
+
+#include "appview/identity.hpp"
+#include "appview/pds_sessions.hpp"
+#include "appview/secret_box.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+TEST(SecretBoxTest, SealsAndOpens) {
+  SecretBox box("a key of at least thirty-two characters");
+  const std::string sealed = box.seal("eyJhbGciOiJIUzI1NiJ9.secret");
+  EXPECT_EQ(sealed.find("secret"), std::string::npos);
+  EXPECT_EQ(box.open(sealed).value(), "eyJhbGciOiJIUzI1NiJ9.secret");
+  // A fresh nonce each time: the same secret seals differently.
+  EXPECT_NE(box.seal("same"), box.seal("same"));
+  EXPECT_EQ(box.open(box.seal("")).value(), "");
+}
+
+TEST(SecretBoxTest, RefusesAnotherKeyAndAnyAlteration) {
+  SecretBox box("a key of at least thirty-two characters");
+  SecretBox other("another key of at least thirty-two chars");
+  const std::string sealed = box.seal("token");
+  EXPECT_EQ(other.open(sealed).error().code, ErrorCode::kCorrupt);
+  for (std::size_t i = 0; i < sealed.size(); ++i) {
+    std::string altered = sealed;
+    altered[i] = altered[i] == 'A' ? 'B' : 'A';
+    auto opened = box.open(altered);
+    EXPECT_FALSE(opened.has_value() && *opened == "token") << "altered at " << i;
+  }
+  EXPECT_FALSE(box.open("").has_value());
+  EXPECT_FALSE(box.open("not base64 !").has_value());
+}
+
+TEST(SecretBoxTest, ConstantTimeEqual) {
+  EXPECT_TRUE(constant_time_equal("abc", "abc"));
+  EXPECT_FALSE(constant_time_equal("abc", "abd"));
+  EXPECT_FALSE(constant_time_equal("abc", "abcd"));
+}
+
+TEST(IdentityTest, DidDocumentLocations) {
+  auto plc = did_document_location("did:plc:ewvi7nxzyoun6zhxrhs64oiz", "https://plc.directory/");
+  ASSERT_TRUE(plc.has_value());
+  EXPECT_EQ(plc->first, "https://plc.directory");
+  EXPECT_EQ(plc->second, "/did:plc:ewvi7nxzyoun6zhxrhs64oiz");
+  auto web = did_document_location("did:web:example.com", "https://plc.directory");
+  ASSERT_TRUE(web.has_value());
+  EXPECT_EQ(web->first, "https://example.com");
+  EXPECT_EQ(web->second, "/.well-known/did.json");
+  auto local = did_document_location("did:web:localhost%3A2583", "https://plc.directory");
+  ASSERT_TRUE(local.has_value());
+  EXPECT_EQ(local->first, "http://localhost:2583");
+  EXPECT_EQ(did_document_location("did:key:z6Mk", "https://plc.directory").error().code,
+            ErrorCode::kInvalidRequest);
+  EXPECT_FALSE(did_document_location("not a did", "https://plc.directory").has_value());
+  EXPECT_FALSE(did_document_location("did:web:example.com:user:alice", "x").has_value());
+  EXPECT_FALSE(did_document_location("did:plc:abc", "ftp://plc").has_value());
+}
+
+TEST(IdentityTest, PdsEndpointOfADocument) {
+  const std::string did = "did:plc:ewvi7nxzyoun6zhxrhs64oiz";
+  nlohmann::json doc = {
+      {"id", did},
+      {"service",
+       {{{"id", "#atproto_labeler"}, {"type", "AtprotoLabeler"}, {"serviceEndpoint", "https://l"}},
+        {{"id", "#atproto_pds"},
+         {"type", "AtprotoPersonalDataServer"},
+         {"serviceEndpoint", "https://pds.example.com/"}}}}};
+  EXPECT_EQ(pds_endpoint(doc, did).value(), "https://pds.example.com");
+  doc["service"][1]["id"] = did + "#atproto_pds";
+  EXPECT_EQ(pds_endpoint(doc, did).value(), "https://pds.example.com");
+  // Another DID's document, no PDS, or an endpoint that is not an origin.
+  EXPECT_FALSE(pds_endpoint(doc, "did:plc:someoneelse").has_value());
+  doc["service"][1]["serviceEndpoint"] = "https://pds.example.com/path?x";
+  EXPECT_FALSE(pds_endpoint(doc, did).has_value());
+  doc["service"][1]["serviceEndpoint"] = "javascript:alert(1)";
+  EXPECT_FALSE(pds_endpoint(doc, did).has_value());
+  doc["service"].erase(1);
+  EXPECT_EQ(pds_endpoint(doc, did).error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(pds_endpoint(nlohmann::json::array(), did).has_value());
+}
+
+firehose::XrpcReply reply(int status, const std::string& body,
+                          std::map<std::string, std::string> headers = {}) {
+  firehose::XrpcReply r;
+  r.status = status;
+  r.body = body;
+  r.headers = std::move(headers);
+  return r;
+}
+
+TEST(PdsErrorTest, WhatAnAnswerMeansForTheCaller) {
+  EXPECT_EQ(
+      pds_error(reply(400, R"({"error":"InvalidSwap","message":"Commit was at x"})"), "w").code,
+      ErrorCode::kRepoChanged);
+  EXPECT_EQ(pds_error(reply(400, R"({"error":"ExpiredToken"})"), "w").code,
+            ErrorCode::kAuthRequired);
+  EXPECT_EQ(pds_error(reply(401, R"({"error":"AuthenticationRequired"})"), "w").code,
+            ErrorCode::kAuthRequired);
+  const Error limited =
+      pds_error(reply(429, R"({"error":"RateLimitExceeded"})", {{"retry-after", "3597"}}), "w");
+  EXPECT_EQ(limited.code, ErrorCode::kRateLimited);
+  EXPECT_EQ(limited.retry_after_seconds, 3597);
+  EXPECT_EQ(pds_error(reply(429, "{}", {{"retry-after", "soon"}}), "w").retry_after_seconds, 60);
+  EXPECT_EQ(pds_error(reply(500, R"({"error":"InternalServerError"})"), "w").code,
+            ErrorCode::kUpstreamFailure);
+  EXPECT_EQ(pds_error(reply(502, "<html>bad gateway</html>"), "w").code,
+            ErrorCode::kUpstreamFailure);
+  const Error refused = pds_error(reply(400, R"({"error":"InvalidRequest","message":"m"})"), "w");
+  EXPECT_EQ(refused.code, ErrorCode::kUpstreamFailure);
+  EXPECT_NE(refused.message.find("InvalidRequest: m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bulleted::appview
