@@ -13,6 +13,7 @@
 
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
+#include "appview/import_jobs.hpp"
 #include "appview/pds_sink.hpp"
 #include "appview/placement.hpp"
 #include "appview/request_metrics.hpp"
@@ -46,6 +47,7 @@ struct AppContext {
   RequestMetrics metrics;
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
   PdsServices* pds = nullptr;                           // null in local mode
+  ImportRunner* imports = nullptr;                      // null when imports are not run
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
   bool fault_injection = false;

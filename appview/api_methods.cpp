@@ -370,6 +370,70 @@ HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request)
 
 HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&);
 
+outline::ImportLimits import_limits(const Config& config) {
+  outline::ImportLimits limits;
+  limits.max_bytes = config.max_import_bytes;
+  return limits;
+}
+
+HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
+  TRY(write, begin_write(api, request));
+  TRY(parent, write->body.rkey("parentRkey"));
+  TRY(format_name, write->body.string("format"));
+  TRY(content, write->body.string("content"));
+  const auto format = outline::parse_format(format_name.value_or(""));
+  if (!format) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
+  }
+  if (!content) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "missing required field content"});
+  }
+  TRY(parsed, outline::parse_outline(*format, *content, import_limits(context.config)));
+  ImportPlanRequest plan{write->repo, parent, *format, std::nullopt, "WorkFlowy"};
+  if (write->session) plan.session = write->session->digest;
+  TRY(job, plan_import(ApiMethods::store(api), context.locks, context.clock, plan, parsed));
+  context.imports->wake();
+  return json_response({{"jobId", job.id}, {"rootRkey", job.root_rkey}});
+}
+
+HttpResponse get_import_job(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(id, params.required("id"));
+  TRY(job, ApiMethods::store(api).import_job(id));
+  if (!job) return error_response(Error{ErrorCode::kNotFound, "no import job " + id});
+  json errors = json::parse(job->errors_json, nullptr, false);
+  json out = {{"id", job->id},
+              {"state", job->state},
+              {"total", job->total},
+              {"done", job->done},
+              {"rate", context.imports->rate(job->id)},
+              {"rootRkey", job->root_rkey},
+              {"errors", errors.is_array() ? errors : json::array()}};
+  if (job->resume_at) out["resumeAt"] = *job->resume_at;
+  return json_response(out);
+}
+
+HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(root, optional_rkey_param(params, "root"));
+  TRY(format_name, params.required("format"));
+  const auto format = outline::parse_format(format_name);
+  if (!format) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
+  }
+  TRY(tree, read_outline(ApiMethods::store(api), repo, root, outline::ImportLimits{}.max_nodes));
+  HttpResponse response;
+  response.content_type = *format == outline::Format::kOpml ? "text/x-opml; charset=utf-8"
+                                                            : "text/plain; charset=utf-8";
+  response.body = outline::write_outline(*format, tree, "Bulleted export of " + repo);
+  return response;
+}
+
 HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
   if (context.pds == nullptr) return not_in_this_mode(api, method, request);
@@ -424,9 +488,9 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
     {"app.bulleted.createSession", MethodKind::kProcedure, create_session},
     {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session},
-    {"app.bulleted.importOutline", MethodKind::kProcedure, not_in_this_mode},
-    {"app.bulleted.getImportJob", MethodKind::kQuery, not_in_this_mode},
-    {"app.bulleted.exportOutline", MethodKind::kQuery, not_in_this_mode},
+    {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline},
+    {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job},
+    {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},
 };
 
 }  // namespace

@@ -98,7 +98,10 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
 }
 
 Result<PdsSession> PdsSessions::find(schema::Store& store, std::string_view token) {
-  const std::string digest = token_digest(token);
+  return find_by_digest(store, token_digest(token));
+}
+
+Result<PdsSession> PdsSessions::find_by_digest(schema::Store& store, const std::string& digest) {
   auto row = store.session(digest);
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(ErrorCode::kAuthRequired, "the token is not valid; sign in again");

@@ -45,6 +45,8 @@ class PdsSessions {
                             const std::string& password);
   // The session of a bearer token; kAuthRequired when there is none.
   Result<PdsSession> find(schema::Store& store, std::string_view token);
+  // The same by the token's digest (jobs keep the digest, never the token).
+  Result<PdsSession> find_by_digest(schema::Store& store, const std::string& digest);
   // Ends the session here and (best effort) on the PDS.
   Result<void> remove(schema::Store& store, const PdsSession& session);
 

@@ -69,12 +69,16 @@ Result<std::string> PdsSink::swap_commit(schema::Store& store, const std::string
 }
 
 Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
-                                  const std::vector<RecordWrite>& writes) {
+                                  const std::vector<RecordWrite>& writes,
+                                  const CommitOptions& options) {
   if (did != session_.did) return fail(ErrorCode::kForbidden, "a session writes its own repo only");
-  auto swap = swap_commit(store, did);
-  if (!swap) return std::unexpected(swap.error());
-  std::string head = *swap;
-  if (faults_ != nullptr && faults_->swap_failures > 0) {
+  std::string head;
+  if (options.swap) {
+    auto swap = swap_commit(store, did);
+    if (!swap) return std::unexpected(swap.error());
+    head = *swap;
+  }
+  if (options.swap && faults_ != nullptr && faults_->swap_failures > 0) {
     --faults_->swap_failures;
     head = firehose::Cid::of_dag_cbor("\xa0").str();  // the CID of {}: no commit
   }
@@ -83,12 +87,11 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     const std::size_t end = std::min(writes.size(), start + kMaxWritesPerCommit);
     nlohmann::json batch = nlohmann::json::array();
     for (std::size_t i = start; i < end; ++i) batch.push_back(write_json(writes[i]));
-    auto reply =
-        sessions_.call(store, session_,
-                       {.method = "POST",
-                        .path = "/xrpc/com.atproto.repo.applyWrites",
-                        .body = nlohmann::json{
-                            {"repo", did}, {"swapCommit", head}, {"writes", std::move(batch)}}});
+    nlohmann::json body = {{"repo", did}, {"writes", std::move(batch)}};
+    if (options.swap) body["swapCommit"] = head;
+    auto reply = sessions_.call(
+        store, session_,
+        {.method = "POST", .path = "/xrpc/com.atproto.repo.applyWrites", .body = std::move(body)});
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 200) return std::unexpected(pds_error(*reply, "applyWrites"));
     auto json = reply->json();
@@ -115,9 +118,16 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
       }
       applied.ops.push_back(std::move(op));
     }
-    applied.repo_revs.emplace_back(did, rev);
-    written_.note(did, rev);
-    heads_.set(did, {rev, cid});
+    if (options.import_done && end == writes.size()) applied.import_done = options.import_done;
+    if (options.swap) {
+      // The PDS was at the index's commit: this commit follows it directly.
+      applied.repo_revs.emplace_back(did, rev);
+      written_.note(did, rev);
+      heads_.set(did, {rev, cid});
+    }
+    // Without a swap, commits by others may lie between the index's rev and
+    // this one: the repo's rev is left for the firehose to advance, and the
+    // echo of this commit finds its records already in place.
     auto outcome = store.apply(applied);
     if (!outcome) {
       // The PDS has it; the firehose (or the next refresh) brings it in.
@@ -127,9 +137,21 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     }
     committed.applied += outcome->applied;
     committed.rev = rev;
-    head = cid;
+    if (options.swap) head = cid;
   }
   return committed;
+}
+
+Result<bool> PdsSink::holds(schema::Store& store, const std::string& did, const std::string& rkey) {
+  auto reply = sessions_.call(
+      store, session_,
+      {.path = "/xrpc/com.atproto.repo.getRecord",
+       .query = {
+           {"repo", did}, {"collection", std::string(schema::kNodeCollection)}, {"rkey", rkey}}});
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->status == 200) return true;
+  if (reply->error_name() == "RecordNotFound") return false;
+  return std::unexpected(pds_error(*reply, "getRecord"));
 }
 
 Result<void> PdsSink::refresh(schema::Store& store, const std::string& did) {

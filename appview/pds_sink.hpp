@@ -45,9 +45,12 @@ class PdsSink final : public RecordSink {
       : sessions_(sessions), session_(session), heads_(heads), written_(written), faults_(faults) {}
 
   Result<Committed> commit(schema::Store& store, const std::string& did,
-                           const std::vector<RecordWrite>& writes) override;
+                           const std::vector<RecordWrite>& writes,
+                           const CommitOptions& options = {}) override;
   Result<void> refresh(schema::Store& store, const std::string& did) override;
   std::string repo_lock(const std::string& did) const override { return "\x01writes " + did; }
+  Result<bool> holds(schema::Store& store, const std::string& did,
+                     const std::string& rkey) override;
 
  private:
   // The commit CID the index is at; kRepoChanged when the PDS is elsewhere.

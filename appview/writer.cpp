@@ -81,10 +81,9 @@ std::string next_rev(schema::Store& store, ordering::TidClock& clock, const std:
 
 }  // namespace
 
-std::string now_iso() {
-  const auto now = std::chrono::system_clock::now();
+std::string iso_time(std::chrono::system_clock::time_point when) {
   const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
@@ -101,7 +100,8 @@ std::string record_cid(const schema::NodeRecord& record) {
 }
 
 Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did,
-                                    const std::vector<RecordWrite>& writes) {
+                                    const std::vector<RecordWrite>& writes,
+                                    const CommitOptions& options) {
   Committed committed;
   committed.rev = next_rev(store, clock_, did);
   schema::ApplyBatch batch;
@@ -119,6 +119,7 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
     batch.ops.push_back(std::move(op));
   }
   batch.repo_revs.emplace_back(did, committed.rev);
+  batch.import_done = options.import_done;
   auto outcome = store.apply(batch);
   if (!outcome) return std::unexpected(outcome.error());
   committed.applied = outcome->applied;

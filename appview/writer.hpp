@@ -13,6 +13,7 @@
 // thread's own connection.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,6 +53,14 @@ struct Committed {
   std::size_t applied = 0;                  // index rows changed
 };
 
+struct CommitOptions {
+  // Compare against the repo state the index holds (kRepoChanged when it
+  // moved on). Imports of freshly minted records skip it.
+  bool swap = true;
+  // Import progress recorded in the same index transaction.
+  std::optional<std::pair<std::string, std::int64_t>> import_done;
+};
+
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
@@ -59,11 +68,16 @@ class RecordSink {
   // repo of `did` and applies them to the index. kRepoChanged when the repo
   // is not at the state the index holds.
   virtual Result<Committed> commit(schema::Store& store, const std::string& did,
-                                   const std::vector<RecordWrite>& writes) = 0;
+                                   const std::vector<RecordWrite>& writes,
+                                   const CommitOptions& options = {}) = 0;
   // Brings the index up to the repo's current state (after kRepoChanged).
   virtual Result<void> refresh(schema::Store& store, const std::string& did) = 0;
   // A lock name that serializes all writes to one repo, or "" for none.
   virtual std::string repo_lock(const std::string& did) const = 0;
+  // Whether the repo already holds a record (resuming an import whose last
+  // commit may have reached the repo but not the index).
+  virtual Result<bool> holds(schema::Store& store, const std::string& did,
+                             const std::string& rkey) = 0;
 };
 
 // Local mode: the index is the record store.
@@ -71,9 +85,14 @@ class LocalSink final : public RecordSink {
  public:
   explicit LocalSink(ordering::TidClock& clock) : clock_(clock) {}
   Result<Committed> commit(schema::Store& store, const std::string& did,
-                           const std::vector<RecordWrite>& writes) override;
+                           const std::vector<RecordWrite>& writes,
+                           const CommitOptions& options = {}) override;
   Result<void> refresh(schema::Store&, const std::string&) override { return {}; }
   std::string repo_lock(const std::string&) const override { return ""; }
+  // The index is the repo, and progress commits with the records.
+  Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {
+    return false;
+  }
 
  private:
   ordering::TidClock& clock_;
@@ -109,7 +128,8 @@ class Writer {
 // sha2-256).
 std::string record_cid(const schema::NodeRecord& record);
 
-// The ISO 8601 UTC time now, with milliseconds ("2026-11-30T14:00:00.000Z").
-std::string now_iso();
+// An ISO 8601 UTC time with milliseconds ("2026-11-30T14:00:00.000Z").
+std::string iso_time(std::chrono::system_clock::time_point when);
+inline std::string now_iso() { return iso_time(std::chrono::system_clock::now()); }
 
 }  // namespace bulleted::appview

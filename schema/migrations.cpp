@@ -89,6 +89,30 @@ CREATE TABLE sessions (
 ) WITHOUT ROWID;
 CREATE INDEX sessions_did ON sessions (did);
 )sql",
+    // 4: import jobs and their stored plans (one row per node, in order:
+    // parents before children); `done` counts plan rows written.
+    R"sql(
+CREATE TABLE import_jobs (
+  id TEXT PRIMARY KEY,
+  did TEXT NOT NULL,
+  root_rkey TEXT NOT NULL,
+  format TEXT NOT NULL,
+  state TEXT NOT NULL,
+  total INTEGER NOT NULL,
+  done INTEGER NOT NULL DEFAULT 0,
+  resume_at TEXT,
+  errors TEXT NOT NULL DEFAULT '[]',
+  session TEXT,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE import_plan (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  rkey TEXT NOT NULL,
+  record_json TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

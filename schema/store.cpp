@@ -243,6 +243,12 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     (*stmt)->bind(1, batch.cursor->first).bind(2, batch.cursor->second);
     if (auto r = (*stmt)->run(); !r) return pass(r);
   }
+  if (batch.import_done) {
+    auto stmt = db_->prepare("UPDATE import_jobs SET done = ?2 WHERE id = ?1");
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind(1, batch.import_done->first).bind(2, batch.import_done->second);
+    if (auto r = (*stmt)->run(); !r) return pass(r);
+  }
   if (seq != *counter) {
     if (auto r = write_counter(*db_, seq); !r) return pass(r);
   }

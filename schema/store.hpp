@@ -63,10 +63,32 @@ struct ApplyBatch {
   std::vector<std::pair<std::string, std::string>> handles;
   // The firehose cursor covering these ops: (source name, seq).
   std::optional<std::pair<std::string, std::int64_t>> cursor;
+  // Import progress covering these ops: (job id, plan rows done).
+  std::optional<std::pair<std::string, std::int64_t>> import_done;
 
   bool empty() const {
     return ops.empty() && repo_revs.empty() && statuses.empty() && handles.empty();
   }
+};
+
+struct ImportJobRow {
+  std::string id;
+  std::string did;
+  std::string root_rkey;
+  std::string format;
+  std::string state;  // running, waiting, done, failed
+  std::int64_t total = 0;
+  std::int64_t done = 0;
+  std::optional<std::string> resume_at;
+  std::string errors_json = "[]";
+  std::optional<std::string> session;  // digest of the PDS session that writes it (pds mode)
+  std::string created_at;
+};
+
+// One planned record of an import: its rkey and its JSON.
+struct PlannedRecord {
+  std::string rkey;
+  std::string record_json;
 };
 
 struct SessionRow {
@@ -235,6 +257,20 @@ class Store {
                                      std::string_view refresh_sealed);
   // True when there was such a session.
   Result<bool> delete_session(std::string_view digest);
+
+  // Import jobs: the job row and its whole plan in one transaction.
+  Result<void> create_import_job(const ImportJobRow& job, const std::vector<PlannedRecord>& plan);
+  Result<std::optional<ImportJobRow>> import_job(std::string_view id);
+  // Jobs still to run (running or waiting), oldest first.
+  Result<std::vector<ImportJobRow>> unfinished_import_jobs();
+  // Plan rows from `from` (0-based), at most `limit`.
+  Result<std::vector<PlannedRecord>> import_plan(std::string_view id, std::int64_t from,
+                                                 std::int64_t limit);
+  Result<void> set_import_state(std::string_view id, std::string_view state,
+                                const std::optional<std::string>& resume_at,
+                                std::string_view errors_json);
+  // Progress without index changes (pds mode: rows the PDS already holds).
+  Result<void> set_import_done(std::string_view id, std::int64_t done);
 
   // SQLite's quick_check and counts of what the index holds.
   Result<IntegrityReport> integrity_report();

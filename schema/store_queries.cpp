@@ -419,6 +419,108 @@ Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
   return query_value<std::string>(*db_, "SELECT did FROM tokens WHERE hash = ?1", digest);
 }
 
+Result<void> Store::create_import_job(const ImportJobRow& job,
+                                      const std::vector<PlannedRecord>& plan) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
+  auto stmt = db_->prepare(
+      "INSERT INTO import_jobs (id, did, root_rkey, format, state, total, done, session, "
+      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind(1, job.id)
+      .bind(2, job.did)
+      .bind(3, job.root_rkey)
+      .bind(4, job.format)
+      .bind(5, job.state)
+      .bind(6, job.total)
+      .bind(7, job.session);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto row = db_->prepare(
+        "INSERT INTO import_plan (job_id, seq, rkey, record_json) VALUES (?1, ?2, ?3, ?4)");
+    if (!row) return pass(row);
+    (*row)
+        ->bind(1, job.id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, plan[i].rkey)
+        .bind(4, plan[i].record_json);
+    if (auto r = (*row)->run(); !r) return pass(r);
+  }
+  return tx->commit();
+}
+
+namespace {
+
+ImportJobRow import_job_row(const Statement& s) {
+  return ImportJobRow{s.text(0), s.text(1),          s.text(2),    s.text(3),
+                      s.text(4), s.integer(5),       s.integer(6), s.optional_text(7),
+                      s.text(8), s.optional_text(9), s.text(10)};
+}
+
+}  // namespace
+
+Result<std::optional<ImportJobRow>> Store::import_job(std::string_view id) {
+  auto stmt = db_->prepare(
+      "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
+      "created_at FROM import_jobs WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<ImportJobRow>();
+  return std::optional<ImportJobRow>(import_job_row(**stmt));
+}
+
+Result<std::vector<ImportJobRow>> Store::unfinished_import_jobs() {
+  auto stmt = db_->prepare(
+      "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
+      "created_at FROM import_jobs WHERE state IN ('running', 'waiting') ORDER BY created_at, id");
+  if (!stmt) return pass(stmt);
+  std::vector<ImportJobRow> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out.push_back(import_job_row(**stmt));
+  }
+  return out;
+}
+
+Result<std::vector<PlannedRecord>> Store::import_plan(std::string_view id, std::int64_t from,
+                                                      std::int64_t limit) {
+  auto stmt = db_->prepare(
+      "SELECT rkey, record_json FROM import_plan WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq "
+      "LIMIT ?3");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, from).bind(3, limit);
+  std::vector<PlannedRecord> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out.push_back({(*stmt)->text(0), (*stmt)->text(1)});
+  }
+  return out;
+}
+
+Result<void> Store::set_import_state(std::string_view id, std::string_view state,
+                                     const std::optional<std::string>& resume_at,
+                                     std::string_view errors_json) {
+  auto stmt =
+      db_->prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, state).bind(3, resume_at).bind(4, errors_json);
+  return (*stmt)->run();
+}
+
+Result<void> Store::set_import_done(std::string_view id, std::int64_t done) {
+  auto stmt = db_->prepare("UPDATE import_jobs SET done = ?2 WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, done);
+  return (*stmt)->run();
+}
+
 Result<void> Store::put_session(const SessionRow& session) {
   auto stmt = db_->prepare(
       "INSERT INTO sessions (hash, did, handle, pds_url, access_sealed, refresh_sealed, "

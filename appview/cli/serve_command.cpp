@@ -37,6 +37,36 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   return options;
 }
 
+// The sink an import job writes through: the index itself in local mode, the
+// PDS session that started the job in pds mode.
+struct LocalJobSink final : appview::JobSink {
+  explicit LocalJobSink(ordering::TidClock& clock) : local(clock) {}
+  appview::RecordSink& sink() override { return local; }
+  appview::LocalSink local;
+};
+
+struct PdsJobSink final : appview::JobSink {
+  PdsJobSink(appview::PdsServices& pds, appview::PdsSession s)
+      : session(std::move(s)), pds_sink(pds.sessions, session, pds.heads, pds.written) {}
+  appview::RecordSink& sink() override { return pds_sink; }
+  appview::PdsSession session;
+  appview::PdsSink pds_sink;
+};
+
+Result<std::unique_ptr<appview::JobSink>> import_sink(schema::Store& store,
+                                                      const schema::ImportJobRow& job,
+                                                      appview::PdsServices* pds,
+                                                      ordering::TidClock& clock) {
+  if (pds == nullptr) return std::make_unique<LocalJobSink>(clock);
+  if (!job.session) return fail(ErrorCode::kAuthRequired, "the job names no session");
+  auto session = pds->sessions.find_by_digest(store, *job.session);
+  if (!session) {
+    return fail(ErrorCode::kAuthRequired,
+                "the session that started the import has ended; sign in and import again");
+  }
+  return std::make_unique<PdsJobSink>(*pds, std::move(*session));
+}
+
 }  // namespace
 
 int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*/,
@@ -102,8 +132,15 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   }
 
   appview::AppContext context(*config);
+  // Imports run on a thread of their own, resuming unfinished jobs.
+  appview::ImportRunner imports(config->db_path, config->busy_timeout_ms,
+                                [&](schema::Store& store, const schema::ImportJobRow& job) {
+                                  return import_sink(store, job, pds.get(), context.clock);
+                                });
+  imports.start();
   context.firehose = consumer ? &metrics : nullptr;
   context.pds = pds.get();
+  context.imports = &imports;
   if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
       faults != nullptr && std::string(faults) == "1") {
     spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
@@ -135,6 +172,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // Stop taking requests and let in-flight writes finish, then the firehose
   // (which commits its cursor).
   server.stop(std::chrono::seconds(config->shutdown_grace_seconds));
+  imports.stop();
   if (consumer) consumer->stop();
   spdlog::info("stopped");
   return 0;
