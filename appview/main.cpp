@@ -5,6 +5,7 @@
 
 #include "appview/cli/backfill_command.hpp"
 #include "appview/cli/check_command.hpp"
+#include "appview/cli/import_command.hpp"
 #include "appview/cli/keys_command.hpp"
 #include "appview/cli/serve_command.hpp"
 #include "appview/cli/token_command.hpp"
@@ -19,6 +20,9 @@ constexpr const char* kUsage =
     "                            run the app view\n"
     "  token create --did DID    print a bearer token that may write DID's repo (local mode)\n"
     "  backfill DID [--pds URL]   index a whole repo from its PDS (getRepo)\n"
+    "  import FILE --repo DID [--parent RKEY] [--format opml|text] [--server URL --token T]\n"
+    "                            import a WorkFlowy export (OPML or plain text)\n"
+    "  import --resume JOB       finish a local import that was interrupted\n"
     "  check                     print the index's integrity report (JSON)\n"
     "  keys between A B [--n N] [--seed S]\n"
     "                            print order keys strictly between A and B ('-' = open)\n"
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return bulleted::cli::run_serve_command(rest, std::cout, std::cerr);
   if (command == "backfill") return bulleted::cli::run_backfill_command(rest, std::cout, std::cerr);
   if (command == "token") return bulleted::cli::run_token_command(rest, std::cout, std::cerr);
+  if (command == "import") return bulleted::cli::run_import_command(rest, std::cout, std::cerr);
   if (command == "check") return bulleted::cli::run_check_command(rest, std::cout, std::cerr);
   std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
   return 2;
