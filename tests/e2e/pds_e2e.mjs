@@ -353,6 +353,30 @@ try {
     assert(Number(last.headers.get('retry-after')) > 0, `Retry-After: ${last.headers.get('retry-after')}`);
   });
 
+  await runner.test('an import past the hourly write budget waits for the Retry-After instead of failing', async () => {
+    // The PDS charges 3 points a create, 5,000 an hour: 2,000 nodes do not fit.
+    const lines = [];
+    for (let i = 0; i < 2000; i++) lines.push(`${i % 20 === 0 ? '' : '  '}- imported ${i}`);
+    const before = (await listRecords(xrpc, alice.did)).length;
+    const started = await call('importOutline', { repo: alice.did, format: 'text', content: lines.join('\n') },
+      { token: aliceToken });
+    assertEqual(started.status, 200, `importOutline: ${JSON.stringify(started.json)}`);
+    const id = started.json.jobId;
+    const state = async () => (await query('getImportJob', { id })).json;
+    const waiting = await waitFor('the job to wait', async () => { const j = await state(); return j.state === 'waiting' && j; }, 60000);
+    assert(waiting.done > 0 && waiting.done < waiting.total, `part written: ${JSON.stringify(waiting)}`);
+    assertEqual(waiting.total, 2001, 'total');
+    const resumeIn = (Date.parse(waiting.resumeAt) - Date.now()) / 1000;
+    assert(resumeIn > 60 && resumeIn <= 3600, `resumeAt from Retry-After: ${waiting.resumeAt}`);
+    assertEqual(waiting.errors, [], 'a rate limit is not an error');
+    // What it wrote is on the PDS and in the index; it does not retry early.
+    await sleep(3000);
+    const later = await state();
+    assertEqual([later.state, later.done, later.resumeAt], ['waiting', waiting.done, waiting.resumeAt], 'still waiting');
+    assertEqual((await listRecords(xrpc, alice.did)).length - before, waiting.done, 'the written part is on the PDS');
+    assertEqual((await children(alice.did, started.json.rootRkey)).length > 0, true, 'and in the index');
+  });
+
   await runner.test('the PDS down is 502 UpstreamFailure, and the app view stays up', async () => {
     await stopProcess(pds, 'SIGKILL');
     expectError(await call('createNode', { repo: alice.did, text: 'nowhere' }, { token: aliceToken }), 502, 'UpstreamFailure');
