@@ -192,6 +192,18 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     }
   }
   job.done = after;
+  // Paced by the host's rate-limit headers: with nothing left in the window,
+  // wait for its reset rather than run into a 429.
+  if (committed->rate_remaining && *committed->rate_remaining <= 0 && committed->rate_reset &&
+      job.done < job.total) {
+    const auto reset =
+        std::chrono::system_clock::time_point(std::chrono::seconds(*committed->rate_reset));
+    if (reset > std::chrono::system_clock::now()) {
+      spdlog::info("import {}: the rate-limit window is used up; waiting until {}", job.id,
+                   iso_time(reset));
+      return set_state("waiting", iso_time(reset), job.errors_json);
+    }
+  }
   return job;
 }
 

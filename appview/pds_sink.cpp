@@ -137,6 +137,17 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     }
     committed.applied += outcome->applied;
     committed.rev = rev;
+    auto header_number = [&](const char* name) -> std::optional<std::int64_t> {
+      auto value = reply->header(name);
+      if (!value) return std::nullopt;
+      try {
+        return std::stoll(*value);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    };
+    committed.rate_remaining = header_number("ratelimit-remaining");
+    committed.rate_reset = header_number("ratelimit-reset");
     if (options.swap) head = cid;
   }
   return committed;

@@ -257,7 +257,9 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
     }
     auto committed = sink_.commit(store, did, writes);
     if (!committed) return std::unexpected(committed.error());
-    return committed->applied;
+    // The nodes deleted, not the index rows this call changed: in pds mode
+    // the firehose echo may have applied the same deletes a moment earlier.
+    return writes.size();
   });
 }
 

@@ -51,6 +51,10 @@ struct Committed {
   std::string rev;                          // the repo's rev after the write
   std::map<std::string, std::string> cids;  // rkey -> CID of each created or updated record
   std::size_t applied = 0;                  // index rows changed
+  // The repo host's RateLimit-Remaining / RateLimit-Reset (unix seconds)
+  // after the last commit, when it sent them.
+  std::optional<std::int64_t> rate_remaining;
+  std::optional<std::int64_t> rate_reset;
 };
 
 struct CommitOptions {

@@ -15,9 +15,19 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" --parallel "$(nproc)"
 
+seed_outline() {  # the import fixtures, each prefixed with the byte that picks its parser
+  local dir="$build/seed/outline_fuzz"
+  mkdir -p "$dir"
+  { printf '\x00'; cat tests/fixtures/import/workflowy.opml; } > "$dir/opml"
+  { printf '\x01'; cat tests/fixtures/import/workflowy.txt; } > "$dir/text"
+  printf '\x02Messy <b>bold <i>both</b> italic</i> </u>Q&A &amp; <a href="x">l</a>' > "$dir/html"
+  find "$dir" -type f
+}
+
 seed() {  # seed TARGET: fixture files that make a good starting corpus
   case "$1" in
     frame_fuzz) find tests/fixtures/firehose -name '*.bin' ;;
+    outline_fuzz) seed_outline ;;
   esac
 }
 
