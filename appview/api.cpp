@@ -140,7 +140,22 @@ HttpResponse Api::handle(const HttpRequest& request) {
         response = error_response(501, "MethodNotImplemented", "no method " + nsid);
       } else {
         label = nsid;
-        response = call_method(*this, *method, request);
+        std::optional<int> wait;
+        if (method->kind == MethodKind::kProcedure) {
+          // A client is its bearer token (digested) when it sends one, else its address.
+          const std::string bearer = request.header("authorization");
+          wait = context_.procedure_limits.take(bearer.empty() ? "addr " + request.remote
+                                                               : "token " + token_digest(bearer));
+        }
+        if (wait) {
+          Error limited{ErrorCode::kRateLimited, "too many requests from this client; retry in " +
+                                                     std::to_string(*wait) +
+                                                     " s (limits.procedureRatePerMinute)"};
+          limited.retry_after_seconds = *wait;
+          response = error_response(limited);
+        } else {
+          response = call_method(*this, *method, request);
+        }
       }
     } else {
       response = error_response(404, "NotFound", "no such path; the API lives under /xrpc/");

@@ -16,6 +16,7 @@
 #include "appview/import_jobs.hpp"
 #include "appview/pds_sink.hpp"
 #include "appview/placement.hpp"
+#include "appview/rate_limiter.hpp"
 #include "appview/request_metrics.hpp"
 #include "firehose/metrics.hpp"
 #include "ordering/tid.hpp"
@@ -40,8 +41,9 @@ struct PdsServices {
 };
 
 struct AppContext {
-  explicit AppContext(const Config& c) : config(c) {}
+  explicit AppContext(const Config& c) : config(c), procedure_limits(c.procedure_rate_per_minute) {}
   const Config& config;
+  RateLimiter procedure_limits;  // per client, on procedures
   GroupLocks locks;
   ordering::TidClock clock;
   RequestMetrics metrics;

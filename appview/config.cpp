@@ -127,7 +127,7 @@ const std::vector<Setting>& settings() {
       {"limits.maxBodyBytes", "", "", integer(&Config::max_body_bytes, 1024, 64L * 1024 * 1024)},
       {"limits.maxImportBytes", "", "",
        integer(&Config::max_import_bytes, 1024, 1024L * 1024 * 1024)},
-      {"limits.procedureRatePerMinute", "", "",
+      {"limits.procedureRatePerMinute", "BULLETED_PROCEDURE_RATE", "",
        integer(&Config::procedure_rate_per_minute, 0, 1'000'000)},
       {"log.level", "BULLETED_LOG_LEVEL", "log-level",
        text(&Config::log_level, {"trace", "debug", "info", "warn", "error"})},

@@ -19,7 +19,8 @@ port=$((20000 + RANDOM % 20000))
 ceiling_port=$((port + 1))
 did="did:plc:httpbenchmark"
 token="$("$bin" token create --did "$did" --db "$work/bench.db")"
-"$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
+# Per-client limits off: one client is the whole load here.
+BULLETED_PROCEDURE_RATE=0 "$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
 serve_pid=$!
 "${BUILD_DIR:-build}/bench/http_ceiling" "$ceiling_port" &
 ceiling_pid=$!

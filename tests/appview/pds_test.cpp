@@ -4,6 +4,7 @@
 
 #include "appview/identity.hpp"
 #include "appview/pds_sessions.hpp"
+#include "appview/rate_limiter.hpp"
 #include "appview/secret_box.hpp"
 
 namespace bulleted::appview {
@@ -111,6 +112,31 @@ TEST(PdsErrorTest, WhatAnAnswerMeansForTheCaller) {
   const Error refused = pds_error(reply(400, R"({"error":"InvalidRequest","message":"m"})"), "w");
   EXPECT_EQ(refused.code, ErrorCode::kUpstreamFailure);
   EXPECT_NE(refused.message.find("InvalidRequest: m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bulleted::appview
+
+namespace bulleted::appview {
+namespace {
+
+TEST(RateLimiterTest, ABucketPerClientRefillingAtTheRate) {
+  RateLimiter limiter(6);  // one every 10 s, six at once
+  const auto t0 = RateLimiter::Clock::now();
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", t0).has_value()) << i;
+  auto wait = limiter.take("a", t0);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(*wait, 10);
+  EXPECT_FALSE(limiter.take("b", t0).has_value()) << "another client";
+  EXPECT_EQ(limiter.take("a", t0 + std::chrono::seconds(4)).value_or(0), 6);
+  EXPECT_FALSE(limiter.take("a", t0 + std::chrono::seconds(10)).has_value());
+  EXPECT_TRUE(limiter.take("a", t0 + std::chrono::seconds(11)).has_value());
+  // Idle for long: full again, never more than the capacity.
+  const auto later = t0 + std::chrono::hours(1);
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", later).has_value()) << i;
+  EXPECT_TRUE(limiter.take("a", later).has_value());
+  RateLimiter off(0);
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(off.take("a", t0).has_value());
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ async function startServer(extraEnv = {}) {
   logFile = path.join(workdir, `serve-${Date.now()}.log`);
   const log = fs.openSync(logFile, 'a');
   server = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--threads', '4'],
-    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_FAULT_INJECTION: '1', ...extraEnv } }));
+    // Per-client limits off unless a test sets them: the tests write in bulk.
+    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_FAULT_INJECTION: '1', BULLETED_PROCEDURE_RATE: '0', ...extraEnv } }));
   await waitFor('the server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
 }
 const base = () => `http://127.0.0.1:${port}`;
@@ -371,6 +372,28 @@ try {
     const present = new Set((await allChildren(bob, undefined, { limit: 1000 })).map((n) => n.rkey));
     const lost = acknowledged.filter((rkey) => !present.has(rkey));
     assertEqual(lost, [], 'every acknowledged write is there');
+  });
+
+  await runner.test('per-client limits on procedures: 429 with Retry-After, other clients and queries unaffected', async () => {
+    await stopProcess(server, 'SIGTERM');
+    await startServer({ BULLETED_PROCEDURE_RATE: '5' });
+    for (let i = 0; i < 5; i++) await ok(call('createNode', { repo: alice, text: `limited ${i}` }));
+    const limited = await call('createNode', { repo: alice, text: 'one too many' });
+    expectError(limited, 429, 'RateLimitExceeded');
+    const wait = Number(limited.headers.get('retry-after'));
+    assert(wait >= 1 && wait <= 12, `Retry-After: ${limited.headers.get('retry-after')}`);
+    // Another client (token) has its own budget; reads are not limited.
+    await ok(call('createNode', { repo: bob, text: 'bob is fine' }, { as: bobToken }));
+    assertEqual((await query('getChildren', { repo: alice, limit: 1 })).status, 200, 'queries pass');
+    // Unauthenticated floods count against the address, and are refused too.
+    let anonymous;
+    for (let i = 0; i < 6; i++) anonymous = await call('createNode', { repo: alice, text: 'x' }, { as: null });
+    expectError(anonymous, 429, 'RateLimitExceeded');
+    // The budget refills (5 a minute: one every 12 s).
+    await sleep(wait * 1000 + 200);
+    await ok(call('createNode', { repo: alice, text: 'after waiting' }));
+    await stopProcess(server, 'SIGTERM');
+    await startServer();
   });
 
   await runner.test('readiness fails while the configured firehose is unreachable', async () => {
