@@ -24,6 +24,40 @@ std::size_t minimal_header(std::uint64_t value) {
   return 9;
 }
 
+// The data model's rules for a map, whichever representation it came from:
+// $type, when present, is a non-empty string; a blob ($type "blob") has a CID
+// ref, a text mimeType and an integer size. `from_cbor`: the keys the JSON
+// form reserves ($link, $bytes) cannot be plain keys, or the map would not
+// survive the trip through JSON.
+std::optional<std::string> map_problem(const DagMap& map, bool from_cbor) {
+  const DagValue* type = nullptr;
+  const DagValue* ref = nullptr;
+  const DagValue* mime = nullptr;
+  const DagValue* size = nullptr;
+  for (const auto& [key, value] : map) {
+    if (key.empty() || key[0] != '$') {
+      if (key == "ref") ref = &value;
+      if (key == "mimeType") mime = &value;
+      if (key == "size") size = &value;
+      continue;
+    }
+    if (key == "$type") type = &value;
+    if (from_cbor && (key == "$link" || key == "$bytes")) {
+      return "map key " + key + " is reserved by the data model";
+    }
+  }
+  if (type == nullptr) return std::nullopt;
+  if (type->as_text() == nullptr || type->as_text()->empty()) {
+    return "$type must be a non-empty string";
+  }
+  if (*type->as_text() != "blob") return std::nullopt;
+  if (ref == nullptr || ref->as_cid() == nullptr || mime == nullptr || mime->as_text() == nullptr ||
+      size == nullptr || size->as_integer() == nullptr) {
+    return "a blob needs ref ($link), mimeType and an integer size";
+  }
+  return std::nullopt;
+}
+
 // Builds values from libcbor's streaming callbacks. Each call to
 // cbor_stream_decode reports one header (a whole string for strings); the
 // builder keeps the open arrays and maps on a stack.
@@ -215,6 +249,9 @@ class Builder {
     while (!stack_.empty() && stack_.back().remaining == 0) {
       Open done = std::move(stack_.back());
       stack_.pop_back();
+      if (done.is_map) {
+        if (auto problem = map_problem(done.map, true)) return refuse(problem->c_str());
+      }
       DagValue value =
           done.is_map ? DagValue{std::move(done.map)} : DagValue{std::move(done.array)};
       if (stack_.empty()) {
@@ -428,22 +465,6 @@ Result<DagValue> from_json_value(const nlohmann::json& json, int depth) {
         if (!bytes) return std::unexpected(invalid("$bytes is not base64"));
         return DagValue{DagBytes{std::move(*bytes)}};
       }
-      if (auto type = json.find("$type"); type != json.end()) {
-        if (!type->is_string() || type->get_ref<const std::string&>().empty()) {
-          return std::unexpected(invalid("$type must be a non-empty string"));
-        }
-        if (*type == "blob") {
-          const auto ref = json.find("ref");
-          const auto mime = json.find("mimeType");
-          const auto size = json.find("size");
-          if (ref == json.end() || !ref->is_object() || !ref->contains("$link") ||
-              mime == json.end() || !mime->is_string() || size == json.end() ||
-              !size->is_number_integer()) {
-            return std::unexpected(
-                invalid("a blob needs ref ($link), mimeType and an integer size"));
-          }
-        }
-      }
       DagMap map;
       for (const auto& [key, item] : json.items()) {
         auto value = from_json_value(item, depth + 1);
@@ -452,6 +473,7 @@ Result<DagValue> from_json_value(const nlohmann::json& json, int depth) {
       }
       std::sort(map.begin(), map.end(),
                 [](const auto& a, const auto& b) { return canonical_key_less(a.first, b.first); });
+      if (auto problem = map_problem(map, false)) return std::unexpected(invalid(*problem));
       return DagValue{std::move(map)};
     }
     default:

@@ -24,10 +24,37 @@ seed_outline() {  # the import fixtures, each prefixed with the byte that picks 
   find "$dir" -type f
 }
 
+seed_dag_cbor() {  # the interop data-model fixtures, as CBOR bytes
+  local dir="$build/seed/dag_cbor_fuzz"
+  mkdir -p "$dir"
+  python3 - "$dir" <<'PY'
+import base64, json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for i, case in enumerate(json.load(open("tests/fixtures/interop/data-model/data-model-fixtures.json"))):
+    cbor = case.get("cbor_base64")
+    if cbor:
+        (out / f"fixture-{i}").write_bytes(base64.b64decode(cbor + "=" * (-len(cbor) % 4)))
+PY
+  find "$dir" -type f
+}
+
+seed_order_keys() {  # seed (4 bytes), count, then "lower|upper"
+  local dir="$build/seed/order_key_fuzz"
+  mkdir -p "$dir"
+  printf '\x01\x00\x00\x00\x03a0|a1' > "$dir/adjacent"
+  printf '\x02\x00\x00\x00\x05|a0' > "$dir/prepend"
+  printf '\x03\x00\x00\x00\x07zzzzzzzzzzzzzzzzzzzzzzzzzzz|' > "$dir/largest"
+  printf '\x04\x00\x00\x00\x02A00000000000000000000000000V|a0V' > "$dir/smallest"
+  find "$dir" -type f
+}
+
 seed() {  # seed TARGET: fixture files that make a good starting corpus
   case "$1" in
     frame_fuzz) find tests/fixtures/firehose -name '*.bin' ;;
     outline_fuzz) seed_outline ;;
+    dag_cbor_fuzz) seed_dag_cbor ;;
+    car_fuzz) find tests/fixtures/firehose/run -name '*.car' ;;
+    order_key_fuzz) seed_order_keys ;;
   esac
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "schema/base64.hpp"
 #include "tests/support/files.hpp"
 
@@ -102,6 +104,43 @@ TEST(DagCbor, RefusesWhatIsNotStrictDagCbor) {
   ASSERT_TRUE(value.has_value()) << value.error().message;
   ASSERT_NE(value->as_cid(), nullptr);
   EXPECT_EQ(value->as_cid()->bytes(), cid_bytes);
+}
+
+TEST(DagCbor, AMalformedBlobIsRefusedInCborAsInJson) {
+  // Found by dag_cbor_fuzz: the CBOR side took a blob whose mimeType key was
+  // misspelt, which its own JSON form then refused.
+  const auto blob = [](const char* mime_key) {
+    DagMap map;
+    map.emplace_back("$type", DagValue{std::string("blob")});
+    map.emplace_back("ref", DagValue{Cid::of_dag_cbor("\xa0")});
+    map.emplace_back(mime_key, DagValue{std::string("image/jpeg")});
+    map.emplace_back("size", DagValue{std::int64_t{10000}});
+    std::sort(map.begin(), map.end(),
+              [](const auto& a, const auto& b) { return canonical_key_less(a.first, b.first); });
+    return encode_dag_cbor(DagValue{std::move(map)});
+  };
+  ASSERT_TRUE(decode_dag_cbor(blob("mimeType")).has_value());
+  auto misspelt = decode_dag_cbor(blob("mikeType"));
+  ASSERT_FALSE(misspelt.has_value());
+  EXPECT_NE(misspelt.error().message.find("blob"), std::string::npos);
+  const std::string crash = *schema::base64_decode(
+      "o2Fh2CpYJQABcRIgZQYqWloA/BbXPGlEI3zLwVscSnI0SJM2iR0JF0GiOdBhYlggnFERjvLLiw9qm45JrqH9QTzyC2Lu"
+      "1Xb4ne6+sBrCzI1hY6RjcmVm2CpYJQABVRIgQljP/3j2E2l2l1Y/kmyR5dNXTS6iWuftktbr/COjiJ5kc2l6ZRknEGUk"
+      "dHlwZWRibG9iaG1pa2VUeXBlamltYWdlL2pwZWc=",
+      schema::Base64Alphabet::kStandard);
+  EXPECT_FALSE(decode_dag_cbor(crash).has_value());
+  // The same fuzzer: $type that is not a string, and keys the JSON form
+  // reserves, would not survive the trip through JSON either.
+  const auto one = [](const char* key, DagValue value) {
+    return encode_dag_cbor(DagValue{DagMap{{key, std::move(value)}}});
+  };
+  EXPECT_FALSE(decode_dag_cbor(one("$type", DagValue{DagArray{}})).has_value());
+  EXPECT_FALSE(decode_dag_cbor(one("$type", DagValue{std::string()})).has_value());
+  EXPECT_FALSE(decode_dag_cbor(one("$link", DagValue{std::string("bafy")})).has_value());
+  EXPECT_FALSE(decode_dag_cbor(one("$bytes", DagValue{std::string("AAAA")})).has_value());
+  EXPECT_TRUE(
+      decode_dag_cbor(one("$type", DagValue{std::string("app.bulleted.node")})).has_value());
+  EXPECT_TRUE(decode_dag_cbor(one("$other", DagValue{std::int64_t{1}})).has_value());
 }
 
 TEST(DagCbor, DeepNestingIsRefusedNotOverflowed) {
