@@ -16,6 +16,7 @@ packages=(
   libexpat1-dev
   libicu-dev
   curl
+  python3
 )
 
 # Node.js and npm run the lexicon check, the JS benchmarks and the PDS test
