@@ -89,6 +89,9 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
     counter("bulleted_firehose_resyncs_failed_total", "Resyncs given up.", m.resyncs_failed);
     counter("bulleted_firehose_reconnects_total", "Websocket sessions that ended.", m.reconnects);
     counter("bulleted_firehose_batches_total", "Index transactions committed.", m.batches);
+    counter("bulleted_firehose_apply_failures_total",
+            "Index transactions that failed (disk full, read-only, busy); retried.",
+            m.apply_failures);
     gauge("bulleted_firehose_last_seq", "Seq of the last committed event.", m.last_seq);
     gauge("bulleted_firehose_lag_milliseconds", "Now minus the last applied event's time.",
           m.lag_ms);

@@ -79,6 +79,9 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A file-size limit reached (RLIMIT_FSIZE) is a write error SQLite reports
+  // as a full disk, not the end of the process.
+  signal(SIGXFSZ, SIG_IGN);
 
   auto args = parse_args(argv, appview::config_arg_spec());
   if (!args) {
