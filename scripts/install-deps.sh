@@ -17,6 +17,7 @@ packages=(
   libicu-dev
   curl
   python3
+  nginx
 )
 
 # Node.js and npm run the lexicon check, the JS benchmarks and the PDS test

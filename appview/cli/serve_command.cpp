@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -82,6 +83,12 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // A file-size limit reached (RLIMIT_FSIZE) is a write error SQLite reports
   // as a full disk, not the end of the process.
   signal(SIGXFSZ, SIG_IGN);
+  // Every connection is a descriptor: take all the process may have (the
+  // soft limit is often 1,024; running out makes the accept loop spin).
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   auto args = parse_args(argv, appview::config_arg_spec());
   if (!args) {

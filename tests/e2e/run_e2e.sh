@@ -8,6 +8,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 script="$1"
 binary="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 "$here/pds/install.sh" >/dev/null
+# The abuse test holds thousands of sockets.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 workdir="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-e2e-XXXXXX")"
 status=0
 (cd "$here/pds" && ./node22 "../$script" "$binary" "$workdir") || status=$?
