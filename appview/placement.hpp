@@ -66,7 +66,10 @@ class GroupLocks {
    public:
     Guard() = default;
     Guard(Guard&&) = default;
-    Guard& operator=(Guard&&) = default;
+    Guard& operator=(Guard&&) = delete;
+    // Unlocks before the mutexes can go: `keep_` may hold their last owners,
+    // and members are destroyed in reverse order (a freed mutex unlocked).
+    ~Guard() { locks_.clear(); }
 
    private:
     friend class GroupLocks;
