@@ -1,6 +1,5 @@
 #include "appview/secret_box.hpp"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -71,10 +70,6 @@ Result<std::string> SecretBox::open(std::string_view sealed) const {
       EVP_DecryptFinal_ex(context.get(), out + length, &length) == 1;
   if (!ok) return fail(ErrorCode::kCorrupt, "a sealed secret does not open with this key");
   return plaintext;
-}
-
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace bulleted::appview

@@ -25,7 +25,4 @@ class SecretBox {
   std::array<unsigned char, 32> key_;
 };
 
-// Compares in time that depends only on the lengths.
-bool constant_time_equal(std::string_view a, std::string_view b);
-
 }  // namespace bulleted::appview

@@ -48,6 +48,18 @@ seed_order_keys() {  # seed (4 bytes), count, then "lower|upper"
   find "$dir" -type f
 }
 
+seed_api() {  # one body per procedure: the first byte picks it
+  local dir="$build/seed/api_fuzz"
+  mkdir -p "$dir"
+  printf '\x00{"repo":"did:plc:fuzzer","text":"a","position":"first"}' > "$dir/create"
+  printf '\x01{"repo":"did:plc:fuzzer","rkey":"3jzfcijpj2z2a","parentRkey":"x","afterRkey":"y"}' > "$dir/move"
+  printf '\x02{"repo":"did:plc:fuzzer","rkey":"3jzfcijpj2z2a","text":"b","completed":true}' > "$dir/update"
+  printf '\x03{"repo":"did:plc:fuzzer","rkey":"3jzfcijpj2z2a"}' > "$dir/delete"
+  printf '\x04{"repo":"did:plc:fuzzer","format":"text","content":"- a\\n  - b\\n"}' > "$dir/import"
+  printf '\x05{"identifier":"alice.test","password":"x"}' > "$dir/session"
+  find "$dir" -type f
+}
+
 seed() {  # seed TARGET: fixture files that make a good starting corpus
   case "$1" in
     frame_fuzz) find tests/fixtures/firehose -name '*.bin' ;;
@@ -55,6 +67,7 @@ seed() {  # seed TARGET: fixture files that make a good starting corpus
     dag_cbor_fuzz) seed_dag_cbor ;;
     car_fuzz) find tests/fixtures/firehose/run -name '*.car' ;;
     order_key_fuzz) seed_order_keys ;;
+    api_fuzz) seed_api ;;
   esac
 }
 

@@ -35,12 +35,6 @@ TEST(SecretBoxTest, RefusesAnotherKeyAndAnyAlteration) {
   EXPECT_FALSE(box.open("not base64 !").has_value());
 }
 
-TEST(SecretBoxTest, ConstantTimeEqual) {
-  EXPECT_TRUE(constant_time_equal("abc", "abc"));
-  EXPECT_FALSE(constant_time_equal("abc", "abd"));
-  EXPECT_FALSE(constant_time_equal("abc", "abcd"));
-}
-
 TEST(IdentityTest, DidDocumentLocations) {
   auto plc = did_document_location("did:plc:ewvi7nxzyoun6zhxrhs64oiz", "https://plc.directory/");
   ASSERT_TRUE(plc.has_value());

@@ -125,7 +125,7 @@ for (const [kind, values] of Object.entries(latencies)) {
   report.requests[kind] = {
     count: values.length, perSecond: Math.round(values.length / elapsed),
     p50ms: +percentile(values, 0.5).toFixed(2), p99ms: +percentile(values, 0.99).toFixed(2),
-    maxMs: +Math.max(...values).toFixed(2), errors5xx: errors[kind] ?? 0,
+    maxMs: +values.reduce((a, b) => Math.max(a, b), 0).toFixed(2), errors5xx: errors[kind] ?? 0,
   };
 }
 const warm = memory.find((m) => m.t >= Math.min(120, seconds / 5)) ?? memory[0];
