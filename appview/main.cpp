@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "appview/cli/backfill_command.hpp"
+#include "appview/cli/backup_command.hpp"
 #include "appview/cli/check_command.hpp"
 #include "appview/cli/import_command.hpp"
 #include "appview/cli/keys_command.hpp"
@@ -24,6 +25,7 @@ constexpr const char* kUsage =
     "                            import a WorkFlowy export (OPML or plain text)\n"
     "  import --resume JOB       finish a local import that was interrupted\n"
     "  check                     print the index's integrity report (JSON)\n"
+    "  backup DEST               copy the database to DEST while it is in use\n"
     "  keys between A B [--n N] [--seed S]\n"
     "                            print order keys strictly between A and B ('-' = open)\n"
     "  keys validate KEY...      print 'ok' or 'invalid: <reason>' for each key\n";
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "backfill") return bulleted::cli::run_backfill_command(rest, std::cout, std::cerr);
   if (command == "token") return bulleted::cli::run_token_command(rest, std::cout, std::cerr);
   if (command == "import") return bulleted::cli::run_import_command(rest, std::cout, std::cerr);
+  if (command == "backup") return bulleted::cli::run_backup_command(rest, std::cout, std::cerr);
   if (command == "check") return bulleted::cli::run_check_command(rest, std::cout, std::cerr);
   std::cerr << "error: unknown command '" << command << "'\n" << kUsage;
   return 2;

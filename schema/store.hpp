@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -271,6 +272,12 @@ class Store {
                                 std::string_view errors_json);
   // Progress without index changes (pds mode: rows the PDS already holds).
   Result<void> set_import_done(std::string_view id, std::int64_t done);
+
+  // A consistent copy of the whole database at `destination` (a new file),
+  // taken with SQLite's online backup while others keep reading and writing.
+  // `progress` gets (pages copied, pages in all) after each step.
+  Result<void> backup(const std::string& destination,
+                      const std::function<void(int, int)>& progress = {});
 
   // SQLite's quick_check and counts of what the index holds.
   Result<IntegrityReport> integrity_report();

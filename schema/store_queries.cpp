@@ -1,6 +1,7 @@
 // Store: every read. Each public read runs in one read transaction.
 #include <charconv>
 #include <deque>
+#include <filesystem>
 #include <set>
 
 #include "schema/base64.hpp"
@@ -519,6 +520,47 @@ Result<void> Store::set_import_done(std::string_view id, std::int64_t done) {
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, id).bind(2, done);
   return (*stmt)->run();
+}
+
+Result<void> Store::backup(const std::string& destination,
+                           const std::function<void(int, int)>& progress) {
+  if (std::filesystem::exists(destination)) {
+    return fail(ErrorCode::kInvalidRequest, destination + " exists; a backup goes to a new file");
+  }
+  sqlite3* target = nullptr;
+  if (sqlite3_open_v2(destination.c_str(), &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    const std::string message = target != nullptr ? sqlite3_errmsg(target) : "cannot open";
+    sqlite3_close(target);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  sqlite3_backup* copy = sqlite3_backup_init(target, "main", db_->handle(), "main");
+  if (copy == nullptr) {
+    const std::string message = sqlite3_errmsg(target);
+    sqlite3_close(target);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  int rc = SQLITE_OK;
+  // A few pages a step, so writers are never held up for long; a busy or
+  // locked source is retried.
+  do {
+    rc = sqlite3_backup_step(copy, 256);
+    if (progress) {
+      progress(sqlite3_backup_pagecount(copy) - sqlite3_backup_remaining(copy),
+               sqlite3_backup_pagecount(copy));
+    }
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) sqlite3_sleep(20);
+  } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+  sqlite3_backup_finish(copy);
+  const bool ok = rc == SQLITE_DONE;
+  const std::string message = sqlite3_errmsg(target);
+  sqlite3_close(target);
+  if (!ok) {
+    std::error_code ignored;
+    std::filesystem::remove(destination, ignored);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  return {};
 }
 
 Result<void> Store::put_session(const SessionRow& session) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "ordering/order_key.hpp"
@@ -72,6 +73,27 @@ TEST(CheckCommand, ReportsOnAFreshDatabase) {
   EXPECT_NE(check.out.find("\"nodes\": 0"), std::string::npos) << check.out;
   EXPECT_EQ(run("token create --did not-a-did --db " + db).status, 2);
   EXPECT_EQ(run("check extra --db " + db).status, 2);
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+TEST(BackupCommand, CopiesTheDatabaseToANewFileOnly) {
+  char dir[] = "/tmp/bulleted-cli-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/index.db";
+  const std::string copy = std::string(dir) + "/copy.db";
+  const std::string outline = std::string(dir) + "/outline.txt";
+  std::ofstream(outline) << "- one\n  - two\n- three\n";
+  ASSERT_EQ(run("import " + outline + " --repo did:plc:alice --db " + db).status, 0);
+  const CommandResult backup = run("backup " + copy + " --db " + db);
+  EXPECT_EQ(backup.status, 0);
+  EXPECT_NE(backup.out.find("backed up"), std::string::npos) << backup.out;
+  // The copy is a whole, consistent database with the same outline.
+  const CommandResult check = run("check --db " + copy);
+  EXPECT_NE(check.out.find("\"sqliteCheck\": \"ok\""), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("\"nodes\": 4"), std::string::npos) << check.out;
+  // Never over an existing file; bad arguments are usage errors.
+  EXPECT_EQ(run("backup " + copy + " --db " + db).status, 1);
+  EXPECT_EQ(run("backup --db " + db).status, 2);
   std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
