@@ -97,10 +97,11 @@ function openSockets(port, count, onConnect) {
     for (let i = 0; i < count; i++) {
       const socket = net.connect({ host: '127.0.0.1', port });
       socket.closedByServer = false;
+      socket.refused = false;
       socket.on('connect', () => { onConnect?.(socket, i); if (--pending === 0) resolve(sockets); });
       socket.on('error', () => { if (--pending === 0) resolve(sockets); });
       socket.on('close', () => { socket.closedByServer = true; });
-      socket.on('data', () => {});
+      socket.on('data', (d) => { if (/^HTTP\/1\.[01] (429|503)/.test(d.toString('latin1'))) socket.refused = true; });
       sockets.push(socket);
     }
   });
@@ -157,7 +158,7 @@ async function probes(port, label, viaNginx) {
         // (limit_conn): the rest of the body senders are refused. Bodies are
         // buffered by nginx, so the admitted ones never reach the app view.
         await waitFor('nginx to close the slow header senders', () => headers.filter((s) => s.closedByServer).length >= 190, 20000, 500);
-        await waitFor('nginx to refuse body senders over the limit', () => bodies.filter((s) => s.closedByServer).length >= 90, 20000, 500);
+        await waitFor('nginx to refuse body senders over the limit', () => bodies.filter((s) => s.refused || s.closedByServer).length >= 90, 20000, 500);
       }
       await servedWhileAbused(port, 'slow clients, later');
     } finally {

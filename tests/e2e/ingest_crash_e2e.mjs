@@ -92,9 +92,12 @@ try {
     const crashy = path.join(workdir, 'crashy.db');
     const seen = [];
     for (let kill = 0; kill < 20; kill++) {
+      const before = cursor(crashy);
       const server = await startIndexer(crashy);
-      // A random moment: some time after start, while frames are flowing.
-      await sleep(50 + Math.floor(Math.random() * 250));
+      // A random moment while frames are flowing: once this run has
+      // committed something, plus up to 30 ms (however fast the build is).
+      await waitFor('progress', () => cursor(crashy) > before, 120000, 10);
+      await sleep(Math.floor(Math.random() * 30));
       server.kill('SIGKILL');
       await stopProcess(server);
       seen.push(cursor(crashy));
