@@ -282,7 +282,8 @@ KeyError generation_error(KeyErrorCode code) {
 }
 
 inline std::optional<KeyError> check_key(std::string_view key, const char* which) {
-  if (fast_valid(key)) [[likely]] return std::nullopt;
+  if (fast_valid(key)) [[likely]]
+    return std::nullopt;
   return invalid_key_error(key, which);
 }
 

@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Runner, assert, assertEqual, freePort, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { Runner, assert, assertEqual, freePort, generatedFrames, sleep, stopProcess, track, waitFor } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const Database = require('./pds/node_modules/better-sqlite3');
@@ -21,14 +21,7 @@ const commits = 15000;
 
 // The stream: length-prefixed frames; frame i carries seq i + 1.
 const streamFile = path.join(workdir, 'frames.bin');
-execFileSync(path.join(path.dirname(binary), 'bench', 'make_frames'), [streamFile, String(commits)]);
-const bytes = fs.readFileSync(streamFile);
-const frames = [];
-for (let at = 0; at < bytes.length;) {
-  const n = bytes.readUInt32LE(at);
-  frames.push(bytes.subarray(at + 4, at + 4 + n));
-  at += 4 + n;
-}
+const frames = generatedFrames(binary, streamFile, commits);
 assertEqual(frames.length, commits, 'frames generated');
 
 // A relay that honours ?cursor= (exclusive) and then stays open.

@@ -1,7 +1,7 @@
 // Shared pieces of the end-to-end tests: a real PDS (pds/start-pds.mjs) and
 // bulleted-appview processes on free loopback ports, an XRPC client, polling,
 // and a tiny test runner that prints "N passed, M failed".
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -129,4 +129,18 @@ export function assertEqual(actual, expected, message) {
   const a = JSON.stringify(actual);
   const e = JSON.stringify(expected);
   if (a !== e) throw new Error(`${message}\n  actual:   ${a.slice(0, 2000)}\n  expected: ${e.slice(0, 2000)}`);
+}
+
+// Generates a stream of `commits` #commit frames with bench/make_frames (built
+// next to the app view) and returns them, frame i carrying seq i + 1.
+export function generatedFrames(binary, file, commits) {
+  execFileSync(path.join(path.dirname(binary), 'bench', 'make_frames'), [file, String(commits)]);
+  const bytes = fs.readFileSync(file);
+  const frames = [];
+  for (let at = 0; at < bytes.length;) {
+    const n = bytes.readUInt32LE(at);
+    frames.push(bytes.subarray(at + 4, at + 4 + n));
+    at += 4 + n;
+  }
+  return frames;
 }

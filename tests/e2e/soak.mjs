@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { freePort, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { freePort, generatedFrames, sleep, stopProcess, track, waitFor } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const { WebSocketServer } = require('./pds/node_modules/ws');
@@ -22,14 +22,7 @@ const token = execFileSync(binary, ['token', 'create', '--did', did, '--db', db]
 // Ingest: a relay pacing generated commits at 20 a second for the whole run.
 const framesFile = path.join(workdir, 'frames.bin');
 const commits = Math.max(1000, seconds * 20);
-execFileSync(path.join(path.dirname(binary), 'bench', 'make_frames'), [framesFile, String(commits)]);
-const bytes = fs.readFileSync(framesFile);
-const frames = [];
-for (let at = 0; at < bytes.length;) {
-  const n = bytes.readUInt32LE(at);
-  frames.push(bytes.subarray(at + 4, at + 4 + n));
-  at += 4 + n;
-}
+const frames = generatedFrames(binary, framesFile, commits);
 const relayPort = await freePort();
 const relay = new WebSocketServer({ host: '127.0.0.1', port: relayPort });
 relay.on('connection', (socket, request) => {

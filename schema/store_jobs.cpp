@@ -1,0 +1,208 @@
+// Store: import jobs, PDS sessions and backups (what the app view keeps
+// besides the index).
+#include <filesystem>
+
+#include "schema/sqlite.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+template <class T>
+std::unexpected<Error> pass(const Result<T>& result) {
+  return std::unexpected(result.error());
+}
+
+}  // namespace
+
+Result<void> Store::create_import_job(const ImportJobRow& job,
+                                      const std::vector<PlannedRecord>& plan) {
+  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
+  auto stmt = db_->prepare(
+      "INSERT INTO import_jobs (id, did, root_rkey, format, state, total, done, session, "
+      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind(1, job.id)
+      .bind(2, job.did)
+      .bind(3, job.root_rkey)
+      .bind(4, job.format)
+      .bind(5, job.state)
+      .bind(6, job.total)
+      .bind(7, job.session);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto row = db_->prepare(
+        "INSERT INTO import_plan (job_id, seq, rkey, record_json) VALUES (?1, ?2, ?3, ?4)");
+    if (!row) return pass(row);
+    (*row)
+        ->bind(1, job.id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, plan[i].rkey)
+        .bind(4, plan[i].record_json);
+    if (auto r = (*row)->run(); !r) return pass(r);
+  }
+  return tx->commit();
+}
+
+namespace {
+
+ImportJobRow import_job_row(const Statement& s) {
+  return ImportJobRow{s.text(0), s.text(1),          s.text(2),    s.text(3),
+                      s.text(4), s.integer(5),       s.integer(6), s.optional_text(7),
+                      s.text(8), s.optional_text(9), s.text(10)};
+}
+
+}  // namespace
+
+Result<std::optional<ImportJobRow>> Store::import_job(std::string_view id) {
+  auto stmt = db_->prepare(
+      "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
+      "created_at FROM import_jobs WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<ImportJobRow>();
+  return std::optional<ImportJobRow>(import_job_row(**stmt));
+}
+
+Result<std::vector<ImportJobRow>> Store::unfinished_import_jobs() {
+  auto stmt = db_->prepare(
+      "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
+      "created_at FROM import_jobs WHERE state IN ('running', 'waiting') ORDER BY created_at, id");
+  if (!stmt) return pass(stmt);
+  std::vector<ImportJobRow> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out.push_back(import_job_row(**stmt));
+  }
+  return out;
+}
+
+Result<std::vector<PlannedRecord>> Store::import_plan(std::string_view id, std::int64_t from,
+                                                      std::int64_t limit) {
+  auto stmt = db_->prepare(
+      "SELECT rkey, record_json FROM import_plan WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq "
+      "LIMIT ?3");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, from).bind(3, limit);
+  std::vector<PlannedRecord> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    out.push_back({(*stmt)->text(0), (*stmt)->text(1)});
+  }
+  return out;
+}
+
+Result<void> Store::set_import_state(std::string_view id, std::string_view state,
+                                     const std::optional<std::string>& resume_at,
+                                     std::string_view errors_json) {
+  auto stmt =
+      db_->prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, state).bind(3, resume_at).bind(4, errors_json);
+  return (*stmt)->run();
+}
+
+Result<void> Store::set_import_done(std::string_view id, std::int64_t done) {
+  auto stmt = db_->prepare("UPDATE import_jobs SET done = ?2 WHERE id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, done);
+  return (*stmt)->run();
+}
+
+Result<void> Store::backup(const std::string& destination,
+                           const std::function<void(int, int)>& progress) {
+  if (std::filesystem::exists(destination)) {
+    return fail(ErrorCode::kInvalidRequest, destination + " exists; a backup goes to a new file");
+  }
+  sqlite3* target = nullptr;
+  if (sqlite3_open_v2(destination.c_str(), &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    const std::string message = target != nullptr ? sqlite3_errmsg(target) : "cannot open";
+    sqlite3_close(target);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  sqlite3_backup* copy = sqlite3_backup_init(target, "main", db_->handle(), "main");
+  if (copy == nullptr) {
+    const std::string message = sqlite3_errmsg(target);
+    sqlite3_close(target);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  int rc = SQLITE_OK;
+  // A few pages a step, so writers are never held up for long; a busy or
+  // locked source is retried.
+  do {
+    rc = sqlite3_backup_step(copy, 256);
+    if (progress) {
+      progress(sqlite3_backup_pagecount(copy) - sqlite3_backup_remaining(copy),
+               sqlite3_backup_pagecount(copy));
+    }
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) sqlite3_sleep(20);
+  } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+  sqlite3_backup_finish(copy);
+  const bool ok = rc == SQLITE_DONE;
+  const std::string message = sqlite3_errmsg(target);
+  sqlite3_close(target);
+  if (!ok) {
+    std::error_code ignored;
+    std::filesystem::remove(destination, ignored);
+    return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  return {};
+}
+
+Result<void> Store::put_session(const SessionRow& session) {
+  auto stmt = db_->prepare(
+      "INSERT INTO sessions (hash, did, handle, pds_url, access_sealed, refresh_sealed, "
+      "created_at, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+      "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind(1, session.digest)
+      .bind(2, session.did)
+      .bind(3, session.handle)
+      .bind(4, session.pds_url)
+      .bind(5, session.access_sealed)
+      .bind(6, session.refresh_sealed);
+  return (*stmt)->run();
+}
+
+Result<std::optional<SessionRow>> Store::session(std::string_view digest) {
+  auto stmt = db_->prepare(
+      "SELECT did, handle, pds_url, access_sealed, refresh_sealed FROM sessions WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<SessionRow>();
+  const Statement& s = **stmt;
+  return std::optional<SessionRow>(SessionRow{std::string(digest), s.text(0), s.optional_text(1),
+                                              s.text(2), s.text(3), s.text(4)});
+}
+
+Result<void> Store::update_session_tokens(std::string_view digest, std::string_view access_sealed,
+                                          std::string_view refresh_sealed) {
+  auto stmt = db_->prepare(
+      "UPDATE sessions SET access_sealed = ?2, refresh_sealed = ?3, "
+      "refreshed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest).bind(2, access_sealed).bind(3, refresh_sealed);
+  return (*stmt)->run();
+}
+
+Result<bool> Store::delete_session(std::string_view digest) {
+  auto stmt = db_->prepare("DELETE FROM sessions WHERE hash = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest);
+  if (auto r = (*stmt)->run(); !r) return std::unexpected(r.error());
+  return sqlite3_changes(db_->handle()) > 0;
+}
+
+}  // namespace bulleted::schema
