@@ -211,6 +211,12 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
 };
 
+// The leading characters of a token digest that the index narrows on.
+inline constexpr std::size_t kDigestSelector = 16;
+
+// True when a and b are equal; the time taken depends on their lengths only.
+bool constant_time_equal(std::string_view a, std::string_view b);
+
 class Store {
  public:
   // Opens the file, applying forward-only migrations. A file written by a
@@ -248,10 +254,14 @@ class Store {
 
   // Bearer tokens (local mode): stores the digest of a token for `did`.
   Result<void> add_token(std::string_view digest, std::string_view did);
-  // The DID a token digest belongs to.
+  // The DID a token digest belongs to. Digests are hex; the index finds the
+  // rows that share the first kDigestSelector characters and each candidate
+  // is compared whole with constant_time_equal, so no lookup's timing depends
+  // on how much of a stored digest a guess matched.
   Result<std::optional<std::string>> token_did(std::string_view digest);
 
-  // PDS sessions (pds mode), keyed by the digest of the app view's token.
+  // PDS sessions (pds mode), keyed by the digest of the app view's token and
+  // found the way token_did finds a token.
   Result<void> put_session(const SessionRow& session);
   Result<std::optional<SessionRow>> session(std::string_view digest);
   Result<void> update_session_tokens(std::string_view digest, std::string_view access_sealed,

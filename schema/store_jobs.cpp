@@ -1,5 +1,5 @@
-// Store: import jobs, PDS sessions and backups (what the app view keeps
-// besides the index).
+// Store: tokens, PDS sessions, import jobs and backups (what the app view
+// keeps besides the index).
 #include <filesystem>
 
 #include "schema/sqlite.hpp"
@@ -13,7 +13,47 @@ std::unexpected<Error> pass(const Result<T>& result) {
   return std::unexpected(result.error());
 }
 
+// The index range [low, high) of every hex digest that shares digest's
+// selector: 'g' sorts after every hex digit.
+std::pair<std::string, std::string> selector_range(std::string_view digest) {
+  std::string low(digest.substr(0, kDigestSelector));
+  std::string high = low + 'g';
+  return {std::move(low), std::move(high)};
+}
+
 }  // namespace
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  volatile unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    difference = difference | static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return difference == 0;
+}
+
+Result<void> Store::add_token(std::string_view digest, std::string_view did) {
+  auto stmt = db_->prepare(
+      "INSERT INTO tokens (hash, did, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', "
+      "'now'))");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, digest).bind(2, did);
+  return (*stmt)->run();
+}
+
+Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
+  auto stmt = db_->prepare("SELECT hash, did FROM tokens WHERE hash >= ?1 AND hash < ?2");
+  if (!stmt) return pass(stmt);
+  const auto [low, high] = selector_range(digest);
+  (*stmt)->bind(1, low).bind(2, high);
+  std::optional<std::string> did;
+  for (;;) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return did;
+    if (constant_time_equal((*stmt)->text(0), digest)) did = (*stmt)->text(1);
+  }
+}
 
 Result<void> Store::create_import_job(const ImportJobRow& job,
                                       const std::vector<PlannedRecord>& plan) {
@@ -176,15 +216,22 @@ Result<void> Store::put_session(const SessionRow& session) {
 
 Result<std::optional<SessionRow>> Store::session(std::string_view digest) {
   auto stmt = db_->prepare(
-      "SELECT did, handle, pds_url, access_sealed, refresh_sealed FROM sessions WHERE hash = ?1");
+      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed FROM sessions "
+      "WHERE hash >= ?1 AND hash < ?2");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, digest);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<SessionRow>();
-  const Statement& s = **stmt;
-  return std::optional<SessionRow>(SessionRow{std::string(digest), s.text(0), s.optional_text(1),
-                                              s.text(2), s.text(3), s.text(4)});
+  const auto [low, high] = selector_range(digest);
+  (*stmt)->bind(1, low).bind(2, high);
+  std::optional<SessionRow> found;
+  for (;;) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return found;
+    const Statement& s = **stmt;
+    if (constant_time_equal(s.text(0), digest)) {
+      found = SessionRow{std::string(digest), s.text(1), s.optional_text(2),
+                         s.text(3),           s.text(4), s.text(5)};
+    }
+  }
 }
 
 Result<void> Store::update_session_tokens(std::string_view digest, std::string_view access_sealed,

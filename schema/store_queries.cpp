@@ -407,19 +407,6 @@ Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {
   return query_texts(*db_, "SELECT rkey FROM nodes WHERE grp = ?1", group);
 }
 
-Result<void> Store::add_token(std::string_view digest, std::string_view did) {
-  auto stmt = db_->prepare(
-      "INSERT INTO tokens (hash, did, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', "
-      "'now'))");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, digest).bind(2, did);
-  return (*stmt)->run();
-}
-
-Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
-  return query_value<std::string>(*db_, "SELECT did FROM tokens WHERE hash = ?1", digest);
-}
-
 Result<std::string> Store::explain(std::string_view kind) {
   const char* sql = kind == "children_first"           ? kChildrenFirst
                     : kind == "children_after"         ? kChildrenAfter
