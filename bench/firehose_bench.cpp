@@ -1,11 +1,12 @@
 // Replay throughput of the ingest path on a frame stream (bench/make_frames):
 // decode only (frames and their records), then decode + apply to a fresh
 // SQLite index. Prints JSON lines.
-// Usage: firehose_bench FRAMES [DB_PATH]
+// Usage: firehose_bench FRAMES [DB_PATH | --decode-only]   (--decode-only: for profiling)
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "bench/frame_stream.hpp"
 #include "firehose/ingestor.hpp"
@@ -17,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: firehose_bench FRAMES [DB_PATH]\n");
+    std::fprintf(stderr, "usage: firehose_bench FRAMES [DB_PATH | --decode-only]\n");
     return 2;
   }
   const auto frames = bench::read_frame_stream(argv[1]);
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
                                      {"opsPerSecond", static_cast<double>(ops) / best}}
                           .dump()
                           .c_str());
+
+  if (argc > 2 && std::string_view(argv[2]) == "--decode-only") return 0;
 
   // Decode + apply, batched as the consumer does.
   const std::string path = argc > 2 ? argv[2] : "/tmp/bulleted-firehose-bench.db";

@@ -85,7 +85,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, int bu
   if (auto r = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                         "PRAGMA foreign_keys=OFF; PRAGMA temp_store=MEMORY;"
                         // Reads map the file instead of copying pages through read().
-                        "PRAGMA mmap_size=1073741824; PRAGMA cache_size=-32768;");
+                        "PRAGMA mmap_size=1073741824; PRAGMA cache_size=-32768;"
+                        // A WAL that grew under load shrinks back when reused.
+                        "PRAGMA journal_size_limit=67108864;");
       !r) {
     return std::unexpected(r.error());
   }

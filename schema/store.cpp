@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "schema/checkpointer.hpp"
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
@@ -170,7 +171,8 @@ std::string_view to_string(SyncState state) {
 
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
-Store::Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer)
+    : checkpointer_(std::move(checkpointer)), db_(std::move(db)) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return latest_schema_version(); }
@@ -179,7 +181,12 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
   auto db = Database::open(path, options.busy_timeout_ms);
   if (!db) return std::unexpected(db.error());
   if (auto r = migrate(**db); !r) return std::unexpected(r.error());
-  return std::unique_ptr<Store>(new Store(std::move(*db)));
+  std::shared_ptr<Checkpointer> checkpointer;
+  if (options.background_checkpoints) {
+    checkpointer = Checkpointer::for_path(path);
+    checkpointer->watch((*db)->handle());
+  }
+  return std::unique_ptr<Store>(new Store(std::move(*db), std::move(checkpointer)));
 }
 
 Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {

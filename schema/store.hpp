@@ -27,6 +27,7 @@
 namespace bulleted::schema {
 
 class Database;
+class Checkpointer;
 
 enum class RepoStatus { kActive, kTakendown, kSuspended, kDeactivated, kDeleted };
 enum class SyncState { kSynced, kDesynchronized, kResyncing };
@@ -209,6 +210,9 @@ struct IntegrityReport {
 
 struct StoreOptions {
   int busy_timeout_ms = 5000;
+  // WAL checkpoints on a background thread shared by every Store of the file
+  // (schema/checkpointer.hpp) instead of at this connection's commits.
+  bool background_checkpoints = true;
 };
 
 // The leading characters of a token digest that the index narrows on.
@@ -320,7 +324,7 @@ class Store {
   Database& database() { return *db_; }
 
  private:
-  explicit Store(std::unique_ptr<Database> db);
+  Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer);
   Result<bool> repo_visible(std::string_view did);
   Result<std::optional<NodeRow>> find_node(std::string_view did, std::string_view rkey);
   // The node when it exists and its repo is visible, else kNotFound.
@@ -329,6 +333,7 @@ class Store {
       std::string_view group, int limit,
       const std::optional<std::pair<std::string, std::string>>& after, bool reverse);
 
+  std::shared_ptr<Checkpointer> checkpointer_;  // outlives db_, which it watches
   std::unique_ptr<Database> db_;
 };
 

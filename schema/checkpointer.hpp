@@ -1,0 +1,60 @@
+// Background WAL checkpoints for one database file. Connections watched by a
+// Checkpointer stop checkpointing at their own commits (SQLite's automatic
+// checkpoint copies the WAL into the file on the committing thread, which
+// is the ingest or request thread); a commit that leaves kWalPages or more in
+// the WAL wakes the checkpointer's thread instead, which runs a PASSIVE
+// checkpoint on its own connection: it never blocks readers or writers, and
+// the WAL is reused from its start once a checkpoint has caught up.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace bulleted::schema {
+
+class Checkpointer {
+ public:
+  // The WAL size (pages) past which a commit asks for a checkpoint: SQLite's
+  // own default for automatic checkpoints.
+  static constexpr int kWalPages = 1000;
+
+  // The checkpointer of the database file at `path`, shared by every Store
+  // opened on that path in this process; it stops when the last one closes.
+  static std::shared_ptr<Checkpointer> for_path(const std::string& path);
+
+  Checkpointer(const Checkpointer&) = delete;
+  Checkpointer& operator=(const Checkpointer&) = delete;
+  ~Checkpointer();
+
+  // Turns off `db`'s automatic checkpoints and reports its commits here.
+  // REQUIRES: `db` is closed before this Checkpointer is destroyed.
+  void watch(sqlite3* db);
+
+  // Checkpoints run so far, and those that could not copy the whole WAL
+  // (a reader still used part of it, or an error).
+  std::uint64_t runs() const { return runs_.load(); }
+  std::uint64_t partial_runs() const { return partial_runs_.load(); }
+
+ private:
+  explicit Checkpointer(std::string path);
+  static int on_commit(void* self, sqlite3* db, const char* schema, int wal_pages);
+  void run();
+
+  const std::string path_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool due_ = false;
+  bool stopping_ = false;
+  std::atomic<std::uint64_t> runs_{0};
+  std::atomic<std::uint64_t> partial_runs_{0};
+  std::thread thread_;
+};
+
+}  // namespace bulleted::schema

@@ -1,0 +1,74 @@
+// Background WAL checkpoints: commits on the store's connections leave the
+// WAL to the checkpointer's thread, which copies it into the database file.
+#include "schema/checkpointer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "schema/store.hpp"
+#include "tests/support/store_fixtures.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+// Writes about 12 MB of nodes (3,000 pages and more) in batches of 100.
+void write_nodes(Store& store) {
+  for (int batch = 0; batch < 30; ++batch) {
+    ApplyBatch apply;
+    for (int i = 0; i < 100; ++i) {
+      testing::NodeSpec spec;
+      spec.rkey = "node" + std::to_string(batch * 100 + i);
+      spec.text = std::string(4000, static_cast<char>('a' + i % 26));
+      apply.ops.push_back(testing::upsert(spec));
+    }
+    ASSERT_TRUE(store.apply(apply).has_value());
+  }
+}
+
+TEST(Checkpointer, StoresOfOneFileShareOne) {
+  testing::TempDir dir;
+  auto first = Checkpointer::for_path(dir.file("a.db"));
+  EXPECT_EQ(first, Checkpointer::for_path(dir.file("a.db")));
+  EXPECT_NE(first, Checkpointer::for_path(dir.file("b.db")));
+}
+
+TEST(Checkpointer, CopiesTheWalIntoTheFileOffTheWritersThread) {
+  testing::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = Store::open(path);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  auto checkpointer = Checkpointer::for_path(path);
+  const auto before = checkpointer->runs();
+  write_nodes(**store);
+  // The writer's commits only woke the thread; the pages reach the file once
+  // it has run.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((checkpointer->runs() == before || std::filesystem::file_size(path) < 8'000'000) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(checkpointer->runs(), before);
+  EXPECT_GE(std::filesystem::file_size(path), 8'000'000u);
+  // Everything is there for a new connection.
+  auto reader = Store::open(path);
+  ASSERT_TRUE(reader.has_value());
+  EXPECT_EQ((*reader)->node_count().value(), 3000);
+}
+
+TEST(Checkpointer, AStoreCanKeepSqlitesOwnCheckpoints) {
+  testing::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = Store::open(path, {.background_checkpoints = false});
+  ASSERT_TRUE(store.has_value());
+  write_nodes(**store);
+  // SQLite's automatic checkpoint ran at the writer's commits.
+  EXPECT_GE(std::filesystem::file_size(path), 8'000'000u);
+  EXPECT_EQ(Checkpointer::for_path(path)->runs(), 0u);
+}
+
+}  // namespace
+}  // namespace bulleted::schema
