@@ -51,9 +51,15 @@ std::string sha256(std::string_view data) {
     ~Context() { EVP_MD_CTX_free(ctx); }
   };
   thread_local Context context;
+  // Fetched once: with EVP_sha256() every init looks the algorithm up again,
+  // under the provider store's lock.
+  static const struct Algorithm {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    ~Algorithm() { EVP_MD_free(md); }
+  } sha256_algorithm;
   std::array<unsigned char, 32> digest{};
   unsigned int length = 0;
-  EVP_DigestInit_ex(context.ctx, EVP_sha256(), nullptr);
+  EVP_DigestInit_ex(context.ctx, sha256_algorithm.md, nullptr);
   EVP_DigestUpdate(context.ctx, data.data(), data.size());
   EVP_DigestFinal_ex(context.ctx, digest.data(), &length);
   return std::string(reinterpret_cast<const char*>(digest.data()), 32);
@@ -125,18 +131,29 @@ Cid Cid::of_dag_cbor(std::string_view block) {
 }
 
 std::string Cid::str() const {
-  std::string out = "b";
+  const std::string_view in = bytes();
+  // "b" (multibase base32, lower case, no padding), then 8 characters for
+  // every 5 bytes and ceil(8 * rest / 5) for the rest.
+  std::string out(1 + (in.size() * 8 + 4) / 5, 'b');
+  std::size_t at = 1;
+  std::size_t i = 0;
+  for (; i + 5 <= in.size(); i += 5) {
+    std::uint64_t group = 0;
+    for (std::size_t k = 0; k < 5; ++k)
+      group = (group << 8) | static_cast<unsigned char>(in[i + k]);
+    for (int shift = 35; shift >= 0; shift -= 5) out[at++] = kBase32[(group >> shift) & 31];
+  }
   std::uint32_t buffer = 0;
   int bits = 0;
-  for (unsigned char byte : bytes()) {
-    buffer = (buffer << 8) | byte;
+  for (; i < in.size(); ++i) {
+    buffer = (buffer << 8) | static_cast<unsigned char>(in[i]);
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
-      out.push_back(kBase32[(buffer >> bits) & 31]);
+      out[at++] = kBase32[(buffer >> bits) & 31];
     }
   }
-  if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
+  if (bits > 0) out[at++] = kBase32[(buffer << (5 - bits)) & 31];
   return out;
 }
 

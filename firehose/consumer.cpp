@@ -6,6 +6,7 @@
 #include <random>
 
 #include "firehose/bounded_queue.hpp"
+#include "firehose/records.hpp"
 #include "firehose/repo_fetcher.hpp"
 
 namespace bulleted::firehose {
@@ -98,7 +99,8 @@ void FirehoseConsumer::connection_loop() {
   FirehoseMetrics* metrics = &metrics_;
   std::mt19937 rng(std::random_device{}());
   auto backoff = options_.reconnect_min;
-  // Decodes on the socket's thread; blocks there while the queue is full.
+  // Decodes frames and their records on the socket's thread, so the
+  // indexing thread only applies; blocks there while the queue is full.
   const FrameHandler on_frame = [shared, metrics](std::string_view bytes) {
     auto event = decode_frame(bytes);
     if (!event) {
@@ -119,6 +121,7 @@ void FirehoseConsumer::connection_loop() {
       }
       return false;
     }
+    predecode_records(*event);
     const auto seq = event_seq(*event);
     if (!shared->queue.push(QueueItem{std::move(*event), false, false})) return false;
     metrics->queue_depth = shared->queue.size();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,8 @@ struct CommitOp {
   std::optional<Cid> prev;
 };
 
+struct CommitRecords;  // firehose/records.hpp
+
 struct CommitEvent {
   std::int64_t seq = 0;
   std::string repo;
@@ -35,6 +38,9 @@ struct CommitEvent {
   std::optional<Cid> commit;
   std::optional<Cid> prev_data;
   bool too_big = false;
+  // The app.bulleted.node ops read from `blocks` ahead of indexing
+  // (predecode_records, on the socket's thread); `blocks` is emptied then.
+  std::shared_ptr<Result<CommitRecords>> records;
 };
 
 struct SyncEvent {

@@ -204,7 +204,8 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
     held_[did].push_back(std::move(commit));
     return {};
   }
-  auto records = commit_records(commit);
+  predecode_records(commit);  // done already when the consumer decoded it
+  auto& records = *commit.records;
   if (!records) {
     metrics_.errored[kCommit]++;
     spdlog::warn("firehose: commit {} of {} is unreadable: {}", commit.rev, did,
@@ -226,6 +227,7 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   } else {
     metrics_.applied[kCommit]++;
   }
+  // The commit is not held past this point: its ops can move.
   for (auto& op : records->ops) batch_.ops.push_back(std::move(op));
   batch_.repo_revs.emplace_back(did, commit.rev);
   revs_[did] = commit.rev;

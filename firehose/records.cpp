@@ -62,6 +62,7 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
   out.read_car = true;
   auto car = CarFile::parse(commit.blocks);
   if (!car) return std::unexpected(car.error());
+  out.ops.reserve(commit.ops.size());
   for (std::size_t i = 0; i < commit.ops.size(); ++i) {
     const CommitOp& op = commit.ops[i];
     if (op.collection != schema::kNodeCollection) continue;
@@ -106,6 +107,16 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
     out.ops.push_back(std::move(upsert));
   }
   return out;
+}
+
+void predecode_records(CommitEvent& commit) {
+  if (commit.records) return;
+  commit.records = std::make_shared<Result<CommitRecords>>(commit_records(commit));
+  std::string().swap(commit.blocks);
+}
+
+void predecode_records(FirehoseEvent& event) {
+  if (auto* commit = std::get_if<CommitEvent>(&event)) predecode_records(*commit);
 }
 
 Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did) {

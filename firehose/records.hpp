@@ -34,6 +34,12 @@ struct CommitRecords {
 // the CAR cannot be read.
 Result<CommitRecords> commit_records(const CommitEvent& commit);
 
+// Reads a commit's records now and keeps them in the event (dropping its CAR
+// bytes), so that the thread that indexes it only applies: the consumer calls
+// this on the socket's thread. Other events are left as they are.
+void predecode_records(FirehoseEvent& event);
+void predecode_records(CommitEvent& commit);
+
 struct RepoSnapshot {
   std::string did;
   std::string rev;

@@ -1,6 +1,8 @@
 #include "schema/syntax.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <vector>
 
 namespace bulleted::schema {
@@ -124,8 +126,20 @@ Parsed<RecordKey> RecordKey::parse(std::string_view text) {
 Parsed<AtUri> AtUri::parse(std::string_view text) {
   if (text.size() > 8192) return std::unexpected("an AT-URI is at most 8 KiB");
   if (text.substr(0, 5) != "at://") return std::unexpected("an AT-URI starts with 'at://'");
-  const auto parts = split(text.substr(5), '/');
-  if (parts.size() > 3) return std::unexpected("an AT-URI has at most authority, collection, rkey");
+  // authority[/collection[/rkey]], split without allocating (this runs for
+  // every indexed record's parent).
+  std::array<std::string_view, 3> parts_buffer;
+  std::size_t part_count = 0;
+  for (std::string_view rest = text.substr(5);;) {
+    if (part_count == parts_buffer.size()) {
+      return std::unexpected("an AT-URI has at most authority, collection, rkey");
+    }
+    const std::size_t slash = rest.find('/');
+    parts_buffer[part_count++] = rest.substr(0, slash);
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  const std::span<const std::string_view> parts(parts_buffer.data(), part_count);
   AtUri uri;
   if (auto did = Did::parse(parts[0])) {
     uri.authority = did->value;

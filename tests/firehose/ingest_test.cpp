@@ -25,10 +25,12 @@ class IngestTest : public ::testing::Test {
     ASSERT_TRUE(ingestor_->start().has_value());
   }
 
-  void feed(const std::string& capture) {
+  // `predecode`: records read ahead, as the consumer's socket thread does.
+  void feed(const std::string& capture, bool predecode = false) {
     for (const auto& file : testing::frame_files(capture)) {
       auto event = decode_frame(testing::read_file(file));
       ASSERT_TRUE(event.has_value()) << file;
+      if (predecode) predecode_records(*event);
       ASSERT_TRUE(ingestor_->add(std::move(*event)).has_value()) << file;
     }
     ASSERT_TRUE(ingestor_->flush().has_value());
@@ -81,6 +83,13 @@ TEST_F(IngestTest, ReplayFromZeroYieldsTheFinalState) {
   EXPECT_GT(metrics_.applied[0].load(), 10u);
   // Account creation commits carry no node op: skipped without reading a CAR.
   EXPECT_GE(metrics_.skipped[0].load(), 2u);
+}
+
+TEST_F(IngestTest, RecordsReadAheadYieldTheSameState) {
+  feed("firehose/replay-cursor0", true);
+  expect_final_state("firehose/run/expected-final-state.json");
+  EXPECT_EQ(metrics_.ops_stale.load(), 0u);
+  EXPECT_EQ(**store_->cursor("firehose"), 44);
 }
 
 TEST_F(IngestTest, MalformedSortKeysSortLast) {
