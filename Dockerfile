@@ -23,7 +23,7 @@ RUN ./scripts/build.sh -DBULLETED_TESTS=OFF -DBULLETED_BENCH=OFF
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libcpprest2.10 libsqlite3-0 libcbor0.8 libspdlog1.10 libfmt9 libicu72 libexpat1 libssl3 \
+      libcpprest2.10 libsqlite3-0 libcbor0.8 libspdlog1.10 libfmt9 libicu72 libexpat1 libjemalloc2 libssl3 \
       ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin bulleted \

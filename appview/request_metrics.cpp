@@ -1,8 +1,33 @@
 #include "appview/request_metrics.hpp"
 
+#include <ostream>
 #include <sstream>
 
+#include "appview/process_memory.hpp"
+
 namespace bulleted::appview {
+namespace {
+
+void render_memory(std::ostream& out, const ProcessMemory& memory) {
+  out << "# HELP bulleted_process_resident_bytes Resident memory: anon is the process's own "
+         "(heap, stacks), file is mapped pages of the index (the kernel's cache of it).\n"
+         "# TYPE bulleted_process_resident_bytes gauge\n";
+  if (memory.resident_anon_bytes) {
+    out << "bulleted_process_resident_bytes{kind=\"anon\"} " << *memory.resident_anon_bytes << "\n";
+  }
+  if (memory.resident_file_bytes) {
+    out << "bulleted_process_resident_bytes{kind=\"file\"} " << *memory.resident_file_bytes << "\n";
+  }
+  if (memory.allocated_bytes && memory.allocator_resident_bytes) {
+    out << "# HELP bulleted_allocator_bytes jemalloc: bytes in live allocations (allocated) and "
+           "in pages it holds (resident).\n# TYPE bulleted_allocator_bytes gauge\n"
+        << "bulleted_allocator_bytes{kind=\"allocated\"} " << *memory.allocated_bytes << "\n"
+        << "bulleted_allocator_bytes{kind=\"resident\"} " << *memory.allocator_resident_bytes
+        << "\n";
+  }
+}
+
+}  // namespace
 
 void RequestMetrics::record(const std::string& method, int status, double seconds) {
   std::lock_guard lock(mutex_);
@@ -50,6 +75,7 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
       << "bulleted_placement_conflicts_total " << stale_conflicts.load() << "\n";
   out << "# HELP bulleted_index_nodes Nodes in the index.\n# TYPE bulleted_index_nodes gauge\n"
       << "bulleted_index_nodes " << node_count << "\n";
+  render_memory(out, read_process_memory());
   if (firehose != nullptr) {
     const auto& m = *firehose;
     out << "# HELP bulleted_firehose_events_total Firehose events by type and outcome.\n"

@@ -13,7 +13,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-16 libclang-rt-16-dev
-  libexpat1-dev
+  libexpat1-dev libjemalloc-dev
   libicu-dev
   curl
   python3
