@@ -142,12 +142,15 @@ void FirehoseConsumer::connection_loop() {
     metrics_.connection = static_cast<int>(ConnectionState::kConnecting);
     spdlog::info("firehose: connecting to {}", url);
     SessionOptions session = options_.session;
-    session.on_open = [metrics, shared, url] {
+    const bool live = !cursor.has_value();
+    session.on_open = [metrics, shared, url, live] {
       metrics->connection = static_cast<int>(ConnectionState::kConnected);
       spdlog::info("firehose: connected to {}", url);
       // Events between the old cursor and now are unknown: resync every repo,
       // after the live stream has started so that nothing falls in between.
-      if (shared->resync_when_open.exchange(false))
+      // Only a live session may do it: the session that was refused with
+      // FutureCursor can report its own opening after that refusal.
+      if (live && shared->resync_when_open.exchange(false))
         shared->queue.push(QueueItem{std::nullopt, true, true});
     };
     const SessionEnd end = run_websocket_session(url, on_frame, shared->stopping, session);
