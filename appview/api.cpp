@@ -1,16 +1,14 @@
 #include "appview/api.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <map>
 
 #include "appview/api_methods.hpp"
+#include "appview/secret_box.hpp"
 #include "appview/xrpc.hpp"
 #include "firehose/cid.hpp"
-#include "schema/base64.hpp"
 
 namespace bulleted::appview {
 namespace {
@@ -27,13 +25,7 @@ std::string hex(std::string_view bytes) {
 
 }  // namespace
 
-std::string new_token() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no randomness for a token");
-  return "bt_" +
-         schema::base64_encode(std::string_view(reinterpret_cast<char*>(bytes), sizeof bytes),
-                               schema::Base64Alphabet::kUrl, false);
-}
+std::string new_token() { return random_id("bt_", 32); }
 
 std::string token_digest(std::string_view token) { return hex(firehose::sha256(token)); }
 

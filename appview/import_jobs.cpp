@@ -1,10 +1,10 @@
 #include "appview/import_jobs.hpp"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <set>
 
+#include "appview/secret_box.hpp"
 #include "firehose/ingestor.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
@@ -18,13 +18,7 @@ using nlohmann::json;
 constexpr std::size_t kMaxJobErrors = 20;
 constexpr std::chrono::seconds kRetryAfterFailure{30};
 
-std::string new_job_id() {
-  unsigned char bytes[12];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no randomness for a job id");
-  return "imp_" +
-         schema::base64_encode(std::string_view(reinterpret_cast<char*>(bytes), sizeof bytes),
-                               schema::Base64Alphabet::kUrl, false);
-}
+std::string new_job_id() { return random_id("imp_", 12); }
 
 std::string today() { return now_iso().substr(0, 10); }
 

@@ -29,6 +29,14 @@ const unsigned char* bytes(std::string_view text) {
 
 }  // namespace
 
+std::string random_id(std::string_view prefix, std::size_t bytes) {
+  std::string random(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(random.data()), static_cast<int>(bytes)) != 1) {
+    throw std::runtime_error("no randomness for an identifier");
+  }
+  return std::string(prefix) + schema::base64_encode(random, schema::Base64Alphabet::kUrl, false);
+}
+
 SecretBox::SecretBox(std::string_view key_material) {
   SHA256(bytes(key_material), key_material.size(), key_.data());
 }

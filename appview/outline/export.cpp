@@ -3,40 +3,9 @@
 namespace bulleted::appview::outline {
 namespace {
 
-// An XML attribute value: markup and quotes escaped, line breaks and tabs as
-// character references (so they survive attribute normalization).
+// An XML attribute value.
 std::string escape_attribute(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 16);
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 at all.
-        if (static_cast<unsigned char>(c) >= 0x20) out.push_back(c);
-    }
-  }
-  return out;
+  return escape_markup(text, {.quotes = true, .xml_attribute = true});
 }
 
 std::vector<std::size_t> depths(const Outline& outline) {
@@ -117,6 +86,53 @@ std::string write_plain_text(const Outline& outline) {
 
 std::string write_outline(Format format, const Outline& outline, std::string_view title) {
   return format == Format::kOpml ? write_opml(outline, title) : write_plain_text(outline);
+}
+
+std::string escape_markup(std::string_view text, MarkupEscape how) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        continue;
+      case '<':
+        out += "&lt;";
+        continue;
+      case '>':
+        out += "&gt;";
+        continue;
+      case '"':
+        if (how.quotes) {
+          out += "&quot;";
+          continue;
+        }
+        break;
+      case '\n':
+        if (how.xml_attribute) {
+          out += "&#10;";
+          continue;
+        }
+        break;
+      case '\r':
+        if (how.xml_attribute) {
+          out += "&#13;";
+          continue;
+        }
+        break;
+      case '\t':
+        if (how.xml_attribute) {
+          out += "&#9;";
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (how.xml_attribute && static_cast<unsigned char>(c) < 0x20) continue;
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace bulleted::appview::outline

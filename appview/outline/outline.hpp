@@ -63,6 +63,16 @@ RichText decode_rich_text(std::string_view html);
 // ignored).
 std::string encode_rich_text(std::string_view text, const nlohmann::json& facets);
 
+// Markup escaping for the exports: &, < and > always; double quotes when
+// `quotes`; with `xml_attribute`, also line breaks and tabs as character
+// references (attribute normalization would turn them into spaces) and other
+// control characters dropped (XML 1.0 has no way to write them).
+struct MarkupEscape {
+  bool quotes = false;
+  bool xml_attribute = false;
+};
+std::string escape_markup(std::string_view text, MarkupEscape how);
+
 std::string write_opml(const Outline& outline, std::string_view title);
 std::string write_plain_text(const Outline& outline);
 std::string write_outline(Format format, const Outline& outline, std::string_view title);

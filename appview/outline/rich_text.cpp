@@ -219,33 +219,6 @@ void close_span(const OpenSpan& span, std::size_t end, json& facets) {
                     {"features", json::array({span.feature})}});
 }
 
-std::string escape_html(std::string_view text, bool attribute) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        if (attribute) {
-          out += "&quot;";
-          break;
-        }
-        [[fallthrough]];
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 bool char_boundary(std::string_view text, std::size_t at) {
   return at == 0 || at >= text.size() || (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
 }
@@ -265,13 +238,14 @@ std::optional<std::pair<std::string, std::string>> tags_of(const json& f) {
   if (name == "strikethrough") return simple("s");
   if (name == "code") return simple("code");
   if (name == "link" && f.contains("uri") && f["uri"].is_string()) {
-    return std::pair{"<a href=\"" + escape_html(f["uri"].get<std::string>(), true) + "\">",
-                     std::string("</a>")};
+    return std::pair{
+        "<a href=\"" + escape_markup(f["uri"].get<std::string>(), {.quotes = true}) + "\">",
+        std::string("</a>")};
   }
   if (name == "highlight" && f.contains("color") && f["color"].is_string()) {
-    return std::pair{
-        "<mark class=\"colored " + escape_html(f["color"].get<std::string>(), true) + "\">",
-        std::string("</mark>")};
+    return std::pair{"<mark class=\"colored " +
+                         escape_markup(f["color"].get<std::string>(), {.quotes = true}) + "\">",
+                     std::string("</mark>")};
   }
   if (name == "date" && f.contains("start") && f["start"].is_string()) {
     const std::string start = f["start"];
@@ -287,7 +261,8 @@ std::optional<std::pair<std::string, std::string>> tags_of(const json& f) {
       }
       return std::pair{open + ">", std::string("</time>")};
     }
-    return std::pair{"<time start=\"" + escape_html(start, true) + "\">", std::string("</time>")};
+    return std::pair{"<time start=\"" + escape_markup(start, {.quotes = true}) + "\">",
+                     std::string("</time>")};
   }
   return std::nullopt;
 }
@@ -401,7 +376,7 @@ std::string encode_rich_text(std::string_view text, const nlohmann::json& facets
       }
     }
   }
-  if (items.empty()) return escape_html(text, false);
+  if (items.empty()) return escape_markup(text, {});
   // Outer spans first: earlier start, then later end.
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.start != b.start ? a.start < b.start : a.end > b.end;
@@ -440,7 +415,7 @@ std::string encode_rich_text(std::string_view text, const nlohmann::json& facets
       out += items[next].open;
       stack.push_back(next++);
     }
-    if (b + 1 < bounds.size()) out += escape_html(text.substr(at, bounds[b + 1] - at), false);
+    if (b + 1 < bounds.size()) out += escape_markup(text.substr(at, bounds[b + 1] - at), {});
   }
   return out;
 }

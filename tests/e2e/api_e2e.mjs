@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Runner, assert, assertEqual, freePort, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { Runner, appviewClient, assert, assertEqual, freePort, sleep, stopProcess, track, waitFor } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const Database = require('./pds/node_modules/better-sqlite3');
@@ -37,30 +37,7 @@ async function startServer(extraEnv = {}) {
 }
 const base = () => `http://127.0.0.1:${port}`;
 
-async function query(method, params = {}) {
-  const url = new URL(`/xrpc/app.bulleted.${method}`, base());
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, String(v));
-  const res = await fetch(url);
-  return { status: res.status, json: await res.json() };
-}
-async function call(method, body, { as = aliceToken, headers = {} } = {}) {
-  const res = await fetch(`${base()}/xrpc/app.bulleted.${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(as ? { authorization: `Bearer ${as}` } : {}), ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json(), headers: res.headers };
-}
-const ok = async (promise) => {
-  const r = await promise;
-  if (r.status !== 200) throw new Error(`expected 200, got ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json;
-};
-function expectError(r, status, name) {
-  assertEqual(r.status, status, `status for ${name}: ${JSON.stringify(r.json)}`);
-  assertEqual(r.json.error, name, 'error name');
-  assert(typeof r.json.message === 'string' && r.json.message.length > 0, 'a message');
-}
+const { query, call, ok, expectError } = appviewClient(base, aliceToken);
 async function allChildren(repo, parent, { limit = 100, reverse = false } = {}) {
   const out = [];
   let cursor;

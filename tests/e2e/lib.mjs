@@ -144,3 +144,37 @@ export function generatedFrames(binary, file, commits) {
   }
   return frames;
 }
+
+// The app view's XRPC methods over HTTP. `base` is the server's URL, or a
+// function giving it (for a server restarted on another port); procedures
+// carry `defaultToken` unless a call names another (`as`; null for none).
+export function appviewClient(base, defaultToken = null) {
+  const url = () => (typeof base === 'function' ? base() : base);
+  async function query(method, params = {}) {
+    const target = new URL(`/xrpc/app.bulleted.${method}`, url());
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) target.searchParams.set(k, String(v));
+    const res = await fetch(target);
+    return { status: res.status, json: await res.json() };
+  }
+  async function call(method, body, { as = defaultToken, headers = {} } = {}) {
+    const res = await fetch(`${url()}/xrpc/app.bulleted.${method}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(as ? { authorization: `Bearer ${as}` } : {}), ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: res.status, json: await res.json(), headers: res.headers };
+  }
+  // The JSON of a 200 answer; anything else throws.
+  async function ok(promise) {
+    const r = await promise;
+    if (r.status !== 200) throw new Error(`expected 200, got ${r.status} ${JSON.stringify(r.json)}`);
+    return r.json;
+  }
+  // An XRPC error: the status, the error name and a message.
+  function expectError(r, status, name) {
+    assertEqual(r.status, status, `status for ${name}: ${JSON.stringify(r.json)}`);
+    assertEqual(r.json.error, name, 'error name');
+    assert(typeof r.json.message === 'string' && r.json.message.length > 0, 'a message');
+  }
+  return { query, call, ok, expectError };
+}

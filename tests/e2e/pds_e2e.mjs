@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess, waitFor,
-  waitForConnection,
+  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess,
+  waitFor, waitForConnection,
 } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
@@ -31,30 +31,7 @@ const appview = startAppview(binary, ['--mode', 'pds', '--firehose', info.fireho
   '--log-level', 'debug'], logFile);
 const base = `http://127.0.0.1:${port}`;
 
-async function query(method, params = {}) {
-  const url = new URL(`/xrpc/app.bulleted.${method}`, base);
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, String(v));
-  const res = await fetch(url);
-  return { status: res.status, json: await res.json() };
-}
-async function call(method, body, { token, headers = {} } = {}) {
-  const res = await fetch(`${base}/xrpc/app.bulleted.${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json(), headers: res.headers };
-}
-const ok = async (promise) => {
-  const r = await promise;
-  if (r.status !== 200) throw new Error(`expected 200, got ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json;
-};
-function expectError(r, status, name) {
-  assertEqual(r.status, status, `status for ${name}: ${JSON.stringify(r.json)}`);
-  assertEqual(r.json.error, name, 'error name');
-  assert(typeof r.json.message === 'string' && r.json.message.length > 0, 'a message');
-}
+const { query, call, ok, expectError } = appviewClient(base);
 async function children(repo, parent) {
   const out = [];
   let cursor;
@@ -106,18 +83,18 @@ try {
     expectError(await call('createSession', { identifier: 'nobody.test', password: 'x' }), 404, 'NotFound');
     expectError(await call('createSession', { identifier: alice.handle }), 400, 'InvalidRequest');
     expectError(await call('createNode', { repo: alice.did, text: 'x' }), 401, 'AuthRequired');
-    expectError(await call('createNode', { repo: alice.did, text: 'x' }, { token: 'bt_nope' }), 401, 'AuthRequired');
+    expectError(await call('createNode', { repo: alice.did, text: 'x' }, { as: 'bt_nope' }), 401, 'AuthRequired');
   });
 
   const create = async (body) => {
-    const r = await call('createNode', { repo: alice.did, ...body }, { token: aliceToken });
+    const r = await call('createNode', { repo: alice.did, ...body }, { as: aliceToken });
     writesMade++;
     if (r.status !== 200) throw new Error(`createNode ${JSON.stringify(body)} -> ${r.status} ${JSON.stringify(r.json)}`);
     keysMinted.set(r.json.rkey, r.json.sortKey);
     return r;
   };
   const move = async (body) => {
-    const r = await ok(call('moveNode', { repo: alice.did, ...body }, { token: aliceToken }));
+    const r = await ok(call('moveNode', { repo: alice.did, ...body }, { as: aliceToken }));
     writesMade++;
     keysMinted.set(r.rkey, r.sortKey);
     return r;
@@ -176,8 +153,8 @@ try {
     await move({ rkey: promoted, afterRkey: top[0] });
     top.splice(1, 0, promoted);
     await ok(call('updateNode', { repo: alice.did, rkey: top[0], text: 'renamed', note: 'noted', completed: true },
-      { token: aliceToken }));
-    const deleted = await ok(call('deleteNode', { repo: alice.did, rkey: top[4] }, { token: aliceToken }));
+      { as: aliceToken }));
+    const deleted = await ok(call('deleteNode', { repo: alice.did, rkey: top[4] }, { as: aliceToken }));
     writesMade += 2;
     assert(deleted.deleted >= 6, `the subtree went (${deleted.deleted})`);
     top.splice(4, 1);
@@ -229,10 +206,10 @@ try {
   await runner.test("bob's session cannot write alice's repo; nothing is written anywhere", async () => {
     const aliceBefore = await listRecords(xrpc, alice.did);
     const bobBefore = await listRecords(xrpc, bob.did);
-    expectError(await call('createNode', { repo: alice.did, text: 'intruder' }, { token: bobToken }), 403, 'Forbidden');
-    expectError(await call('updateNode', { repo: alice.did, rkey: top[0], text: 'x' }, { token: bobToken }), 403, 'Forbidden');
-    expectError(await call('deleteNode', { repo: alice.did, rkey: top[0] }, { token: bobToken }), 403, 'Forbidden');
-    expectError(await call('moveNode', { repo: alice.did, rkey: top[0], position: 'last' }, { token: bobToken }), 403, 'Forbidden');
+    expectError(await call('createNode', { repo: alice.did, text: 'intruder' }, { as: bobToken }), 403, 'Forbidden');
+    expectError(await call('updateNode', { repo: alice.did, rkey: top[0], text: 'x' }, { as: bobToken }), 403, 'Forbidden');
+    expectError(await call('deleteNode', { repo: alice.did, rkey: top[0] }, { as: bobToken }), 403, 'Forbidden');
+    expectError(await call('moveNode', { repo: alice.did, rkey: top[0], position: 'last' }, { as: bobToken }), 403, 'Forbidden');
     assertEqual(await listRecords(xrpc, alice.did), aliceBefore, "alice's repo unchanged");
     assertEqual(await listRecords(xrpc, bob.did), bobBefore, "bob's repo unchanged");
     assertEqual((await ok(query('getNode', { repo: alice.did, rkey: top[0] }))).text, 'renamed', 'index unchanged');
@@ -273,12 +250,12 @@ try {
 
   await runner.test('PDS InvalidSwap: refresh and retry once, then 409 with nothing written', async () => {
     const once = await call('createNode', { repo: alice.did, text: 'after one swap failure' },
-      { token: aliceToken, headers: { 'x-bulleted-inject-swap': '1' } });
+      { as: aliceToken, headers: { 'x-bulleted-inject-swap': '1' } });
     assertEqual(once.status, 200, `one failure is retried: ${JSON.stringify(once.json)}`);
     keysMinted.set(once.json.rkey, once.json.sortKey);
     const before = await listRecords(xrpc, alice.did);
     const twice = await call('createNode', { repo: alice.did, text: 'never written' },
-      { token: aliceToken, headers: { 'x-bulleted-inject-swap': '2' } });
+      { as: aliceToken, headers: { 'x-bulleted-inject-swap': '2' } });
     expectError(twice, 409, 'StaleNeighbours');
     assertEqual((await listRecords(xrpc, alice.did)).length, before.length, 'nothing written to the PDS');
     assert(!(await shownTree(alice.did)).some((n) => n.text === 'never written'), 'nothing in the index');
@@ -286,16 +263,16 @@ try {
 
   await runner.test('an expired access token is refreshed; a failed refresh is 401 and ends the session', async () => {
     const refreshed = await call('createNode', { repo: alice.did, text: 'after a refresh' },
-      { token: aliceToken, headers: { 'x-bulleted-inject-expired': 'access' } });
+      { as: aliceToken, headers: { 'x-bulleted-inject-expired': 'access' } });
     assertEqual(refreshed.status, 200, `refreshed: ${JSON.stringify(refreshed.json)}`);
     // And the refreshed session keeps working.
     await create({ text: 'with the new token' });
     const s = await ok(call('createSession', { identifier: alice.handle, password: alice.password }));
     const dead = await call('createNode', { repo: alice.did, text: 'x' },
-      { token: s.token, headers: { 'x-bulleted-inject-expired': 'refresh' } });
+      { as: s.token, headers: { 'x-bulleted-inject-expired': 'refresh' } });
     expectError(dead, 401, 'AuthRequired');
     assert(/sign in again/.test(dead.json.message), 'tells the client to sign in again');
-    expectError(await call('createNode', { repo: alice.did, text: 'x' }, { token: s.token }), 401, 'AuthRequired');
+    expectError(await call('createNode', { repo: alice.did, text: 'x' }, { as: s.token }), 401, 'AuthRequired');
   });
 
   await runner.test('a subtree of more than 200 nodes is deleted in commits of at most 200 writes', async () => {
@@ -320,7 +297,7 @@ try {
       }
     };
     const before = await settled();
-    const deleted = await ok(call('deleteNode', { repo: alice.did, rkey: root }, { token: aliceToken }));
+    const deleted = await ok(call('deleteNode', { repo: alice.did, rkey: root }, { as: aliceToken }));
     assertEqual(deleted.deleted, 211, 'the whole subtree');
     assertEqual((await settled()) - before, 2, 'two commits: 200 writes, then 11');
     const records = await listRecords(xrpc, alice.did);
@@ -330,9 +307,9 @@ try {
 
   await runner.test('deleteSession ends a session', async () => {
     const s = await ok(call('createSession', { identifier: bob.handle, password: bob.password }));
-    await ok(call('deleteSession', {}, { token: s.token }));
-    expectError(await call('createNode', { repo: bob.did, text: 'x' }, { token: s.token }), 401, 'AuthRequired');
-    expectError(await call('deleteSession', {}, { token: s.token }), 401, 'AuthRequired');
+    await ok(call('deleteSession', {}, { as: s.token }));
+    expectError(await call('createNode', { repo: bob.did, text: 'x' }, { as: s.token }), 401, 'AuthRequired');
+    expectError(await call('deleteSession', {}, { as: s.token }), 401, 'AuthRequired');
   });
 
   await runner.test('the app view never logs a token or password', async () => {
@@ -360,7 +337,7 @@ try {
     for (let i = 0; i < 2000; i++) lines.push(`${i % 20 === 0 ? '' : '  '}- imported ${i}`);
     const before = (await listRecords(xrpc, alice.did)).length;
     const started = await call('importOutline', { repo: alice.did, format: 'text', content: lines.join('\n') },
-      { token: aliceToken });
+      { as: aliceToken });
     assertEqual(started.status, 200, `importOutline: ${JSON.stringify(started.json)}`);
     const id = started.json.jobId;
     const state = async () => (await query('getImportJob', { id })).json;
@@ -380,7 +357,7 @@ try {
 
   await runner.test('the PDS down is 502 UpstreamFailure, and the app view stays up', async () => {
     await stopProcess(pds, 'SIGKILL');
-    expectError(await call('createNode', { repo: alice.did, text: 'nowhere' }, { token: aliceToken }), 502, 'UpstreamFailure');
+    expectError(await call('createNode', { repo: alice.did, text: 'nowhere' }, { as: aliceToken }), 502, 'UpstreamFailure');
     assert(!(await shownTree(alice.did)).some((n) => n.text === 'nowhere'), 'nothing in the index');
     assertEqual((await fetch(`${base}/healthz`)).status, 200, 'still alive');
   });
