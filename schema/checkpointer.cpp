@@ -26,6 +26,7 @@ std::shared_ptr<Checkpointer> Checkpointer::for_path(const std::string& path) {
   static std::mutex registry_mutex;
   static std::map<std::string, std::weak_ptr<Checkpointer>> registry;
   std::lock_guard lock(registry_mutex);
+  std::erase_if(registry, [](const auto& entry) { return entry.second.expired(); });
   auto& slot = registry[path];
   if (auto running = slot.lock()) return running;
   std::shared_ptr<Checkpointer> created(new Checkpointer(path));
