@@ -92,45 +92,21 @@ std::string escape_markup(std::string_view text, MarkupEscape how) {
   std::string out;
   out.reserve(text.size() + 16);
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        continue;
-      case '<':
-        out += "&lt;";
-        continue;
-      case '>':
-        out += "&gt;";
-        continue;
-      case '"':
-        if (how.quotes) {
-          out += "&quot;";
-          continue;
-        }
-        break;
-      case '\n':
-        if (how.xml_attribute) {
-          out += "&#10;";
-          continue;
-        }
-        break;
-      case '\r':
-        if (how.xml_attribute) {
-          out += "&#13;";
-          continue;
-        }
-        break;
-      case '\t':
-        if (how.xml_attribute) {
-          out += "&#9;";
-          continue;
-        }
-        break;
-      default:
-        break;
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '"' && how.quotes) {
+      out += "&quot;";
+    } else if (how.xml_attribute && static_cast<unsigned char>(c) < 0x20) {
+      // Tab, line feed and carriage return as character references; the
+      // other control characters have no form in XML 1.0 and are dropped.
+      if (c == '\t' || c == '\n' || c == '\r') out += "&#" + std::to_string(c) + ";";
+    } else {
+      out.push_back(c);
     }
-    if (how.xml_attribute && static_cast<unsigned char>(c) < 0x20) continue;
-    out.push_back(c);
   }
   return out;
 }

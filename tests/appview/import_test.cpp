@@ -135,6 +135,24 @@ TEST(OpmlTest, WritingAndReadingBackKeepsTheOutline) {
   EXPECT_EQ(shape(*again), shape(tree));
 }
 
+// Line breaks and tabs in notes survive as character references; other
+// control characters, which XML 1.0 cannot hold, are dropped.
+TEST(OpmlTest, ControlCharactersInAttributes) {
+  Outline tree;
+  tree.nodes.push_back({-1, "say \"hi\"", nullptr,
+                        std::string("one\ntwo\tthree\r\x01"
+                                    "end"),
+                        false});
+  const std::string document = outline::write_opml(tree, "t");
+  EXPECT_NE(document.find("_note=\"one&#10;two&#9;three&#13;end\""), std::string::npos) << document;
+  EXPECT_NE(document.find("text=\"say &quot;hi&quot;\""), std::string::npos) << document;
+  auto again = outline::parse_opml(document, ImportLimits{});
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  ASSERT_EQ(again->nodes.size(), 1u);
+  EXPECT_EQ(again->nodes[0].note, std::optional<std::string>("one\ntwo\tthree\rend"));
+  EXPECT_EQ(again->nodes[0].text, "say \"hi\"");
+}
+
 // ---- hostile documents
 
 Error opml_error(const std::string& document, ImportLimits limits = {}) {
