@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ordering/key_block.hpp"
+
 namespace bulleted::ordering {
 namespace {
 
@@ -21,6 +23,17 @@ constexpr std::array<std::int8_t, 256> kDigitValue = [] {
 }();
 
 inline int digit_value(char c) { return kDigitValue[static_cast<unsigned char>(c)]; }
+
+// The integer part's width (head included) for each head byte: 'a'..'z' are
+// 2..27 bytes, 'Z'..'A' likewise; 0 for bytes that are not heads.
+constexpr std::array<std::uint8_t, 256> kIntegerWidth = [] {
+  std::array<std::uint8_t, 256> table{};
+  for (int i = 0; i < 26; ++i) {
+    table['a' + i] = static_cast<std::uint8_t>(i + 2);
+    table['Z' - i] = static_cast<std::uint8_t>(i + 2);
+  }
+  return table;
+}();
 
 // Generation builds a key in a fixed buffer on the stack and copies it into
 // the returned string once: keys are short, and growing strings cost more
@@ -65,7 +78,11 @@ class KeyBuffer {
   char& operator[](std::size_t i) { return data_[i]; }
   std::string_view view() const { return {data_.data(), size_}; }
   void assign(std::string_view s) {
-    std::memcpy(data_.data(), s.data(), s.size());
+    if (s.size() < 16) {
+      copy_short(data_.data(), s.data(), s.size());
+    } else {
+      std::memcpy(data_.data(), s.data(), s.size());
+    }
     size_ = s.size();
   }
   void append(std::string_view s) {
@@ -97,15 +114,41 @@ class KeyBuffer {
 // Where the fraction starts; REQUIRES: `key` is valid.
 inline std::size_t fraction_start(std::string_view key) { return integer_width(key[0]); }
 
-// The common case of invalid_reason without building a reason.
-inline bool fast_valid(std::string_view key) {
+// The common case of invalid_reason without building a reason, once the
+// bytes are known to be base-62 digits.
+inline bool valid_shape(std::string_view key) {
   if (key.empty() || key.size() > kMaxKeyBytes) return false;
-  int bad = 0;
-  for (char c : key) bad |= digit_value(c);
   const std::size_t width = integer_width(key[0]);
-  if (bad < 0 || width == 0 || key.size() < width) return false;
+  if (width == 0 || key.size() < width) return false;
   if (key.size() == width) return key != kReservedInteger;
   return key.back() != '0';
+}
+
+// A key of at most kBlockBytes, read into `block`.
+inline bool short_valid(std::string_view key, const detail::Block& block) {
+  return detail::block_is_base62(block, key.size()) && valid_shape(key);
+}
+
+inline bool fast_valid(std::string_view key) {
+  if (key.size() <= detail::kBlockBytes) return short_valid(key, detail::load_block(key));
+  int bad = 0;
+  for (char c : key) bad |= digit_value(c);
+  return bad >= 0 && valid_shape(key);
+}
+
+// The first position at which `a` and `b` differ, reading both as padded with
+// zero bytes (which no key contains): the common prefix's length.
+inline std::size_t first_difference(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// Whether a < b, given d = first_difference(a, b).
+inline bool below_at(std::string_view a, std::string_view b, std::size_t d) {
+  if (d >= b.size()) return false;  // b is a prefix of a, or equal
+  return d >= a.size() || static_cast<unsigned char>(a[d]) < static_cast<unsigned char>(b[d]);
 }
 
 // An integer part alone: the right width for its head, base-62 digits. The
@@ -173,20 +216,13 @@ inline char branching_digit(int lo, int hi, RandomSource& jitter) {
   return kDigitChars[lo + margin + static_cast<int>(below(jitter.next(), spread))];
 }
 
-// Appends to `out` a fraction strictly between fractions `a` and `b`; with
-// `bounded` false there is no upper bound and `b` is ignored. REQUIRES: a < b,
-// neither ends in '0'.
-void append_midpoint(KeyBuffer& out, std::string_view a, bool bounded, std::string_view b,
-                     RandomSource& jitter) {
+// Appends to `out` a fraction strictly between fractions `a` and `b` whose
+// first digits differ (`a` read as padded with '0' digits); with `bounded`
+// false there is no upper bound and `b` is ignored. REQUIRES: a < b, neither
+// ends in '0'.
+void append_split(KeyBuffer& out, std::string_view a, bool bounded, std::string_view b,
+                  RandomSource& jitter) {
   while (true) {
-    if (bounded) {
-      // Shared prefix, reading `a` as padded with zeros.
-      std::size_t n = 0;
-      while (n < b.size() && (n < a.size() ? a[n] : '0') == b[n]) ++n;
-      out.append(b.substr(0, n));
-      a = n < a.size() ? a.substr(n) : std::string_view{};
-      b.remove_prefix(n);
-    }
     const int lo = a.empty() ? 0 : digit_value(a[0]);
     const int hi = bounded && !b.empty() ? digit_value(b[0]) : kBase;
     if (hi - lo > 1) {
@@ -202,6 +238,21 @@ void append_midpoint(KeyBuffer& out, std::string_view a, bool bounded, std::stri
     if (!a.empty()) a.remove_prefix(1);
     bounded = false;
   }
+}
+
+// Appends to `out` a fraction strictly between fractions `a` and `b`, as
+// append_split but with a shared prefix allowed.
+void append_midpoint(KeyBuffer& out, std::string_view a, bool bounded, std::string_view b,
+                     RandomSource& jitter) {
+  if (bounded) {
+    // Shared prefix, reading `a` as padded with '0' digits.
+    std::size_t n = 0;
+    while (n < b.size() && (n < a.size() ? a[n] : '0') == b[n]) ++n;
+    out.append(b.substr(0, n));
+    a = n < a.size() ? a.substr(n) : std::string_view{};
+    b.remove_prefix(n);
+  }
+  append_split(out, a, bounded, b, jitter);
 }
 
 Status within_cap(const KeyBuffer& key) {
@@ -235,15 +286,23 @@ Status key_after(std::string_view a, RandomSource& jitter, KeyBuffer& out) {
   return within_cap(out);
 }
 
-// Both ends given (valid, a < b) into `out`.
-Status key_between(std::string_view a, std::string_view b, RandomSource& jitter, KeyBuffer& out) {
+// Both ends given (valid, a < b, d = first_difference(a, b)) into `out`.
+Status key_between(std::string_view a, std::string_view b, std::size_t d, RandomSource& jitter,
+                   KeyBuffer& out) {
   const std::string_view ia = a.substr(0, fraction_start(a));
-  const std::string_view ib = b.substr(0, fraction_start(b));
-  out.assign(ia);
-  if (ia == ib) {
-    append_midpoint(out, a.substr(ia.size()), true, b.substr(ib.size()), jitter);
+  if (d >= ia.size()) {
+    // One integer part (the head fixes its width): the common prefix, read
+    // with `a` padded by '0' digits, then a fraction between the rest. Past
+    // a's end, b goes on and does not end in '0', so the scan stops in b.
+    std::size_t shared = d;
+    if (shared == a.size()) {
+      while (b[shared] == '0') ++shared;
+    }
+    out.assign(b.substr(0, shared));
+    append_split(out, a.substr(std::min(shared, a.size())), true, b.substr(shared), jitter);
     return within_cap(out);
   }
+  out.assign(ia);
   if (!step_up(out) && out.view() < b) return kOk;
   out.assign(ia);
   append_midpoint(out, a.substr(ia.size()), false, {}, jitter);
@@ -256,7 +315,7 @@ Status spread_between(std::string_view a, std::string_view b, std::size_t n, Ran
                       std::vector<std::string>& out) {
   if (n == 0) return kOk;
   KeyBuffer built;
-  if (auto failed = key_between(a, b, jitter, built)) return failed;
+  if (auto failed = key_between(a, b, first_difference(a, b), jitter, built)) return failed;
   std::string middle;
   built.copy_to(middle);
   const std::size_t left = n / 2;
@@ -287,30 +346,44 @@ inline std::optional<KeyError> check_key(std::string_view key, const char* which
   return invalid_key_error(key, which);
 }
 
+// Checks both bounds; `difference` receives first_difference(a, b) when both
+// are given.
 std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
-                                     std::optional<std::string_view> b) {
-  if (a) {
-    if (auto error = check_key(*a, "lower")) return error;
+                                     std::optional<std::string_view> b, std::size_t& difference) {
+  if (a && b && a->size() <= detail::kBlockBytes && b->size() <= detail::kBlockBytes) {
+    // The common case: two short keys, each read once.
+    const detail::Block lower = detail::load_block(*a);
+    const detail::Block upper = detail::load_block(*b);
+    if (!short_valid(*a, lower)) [[unlikely]]
+      return invalid_key_error(*a, "lower");
+    if (!short_valid(*b, upper)) [[unlikely]]
+      return invalid_key_error(*b, "upper");
+    difference = detail::block_mismatch(lower, upper);
+  } else {
+    if (a) {
+      if (auto error = check_key(*a, "lower")) return error;
+    }
+    if (b) {
+      if (auto error = check_key(*b, "upper")) return error;
+    }
+    if (a && b) difference = first_difference(*a, *b);
   }
-  if (b) {
-    if (auto error = check_key(*b, "upper")) return error;
-  }
-  if (a && b && *a >= *b) {
+  if (a && b && !below_at(*a, *b, difference)) {
     return make_error(KeyErrorCode::kOutOfOrder, "lower key is not below upper key");
   }
   return std::nullopt;
 }
 
-// One key for checked bounds into `out`.
+// One key for checked bounds (`difference` as check_bounds gives it) into `out`.
 Status generate(std::optional<std::string_view> a, std::optional<std::string_view> b,
-                RandomSource& jitter, KeyBuffer& out) {
+                std::size_t difference, RandomSource& jitter, KeyBuffer& out) {
   if (!a && !b) {
     out.assign(kOriginKey);
     return kOk;
   }
   if (!a) return key_before(*b, jitter, out);
   if (!b) return key_after(*a, jitter, out);
-  return key_between(*a, *b, jitter, out);
+  return key_between(*a, *b, difference, jitter, out);
 }
 
 }  // namespace
@@ -327,11 +400,7 @@ std::string_view error_name(KeyErrorCode code) {
   return "Unknown";
 }
 
-std::size_t integer_width(char head) {
-  if (head >= 'a' && head <= 'z') return static_cast<std::size_t>(head - 'a') + 2;
-  if (head >= 'A' && head <= 'Z') return static_cast<std::size_t>('Z' - head) + 2;
-  return 0;
-}
+std::size_t integer_width(char head) { return kIntegerWidth[static_cast<unsigned char>(head)]; }
 
 std::optional<std::string> invalid_reason(std::string_view key) {
   if (key.empty()) return "empty key";
@@ -385,11 +454,12 @@ KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<
   // One result object, returned by name on every path, so the key is built
   // in place and never moved.
   KeyResult<std::string> result(std::in_place);
-  if (auto error = check_bounds(a, b)) {
+  std::size_t difference = 0;
+  if (auto error = check_bounds(a, b, difference)) {
     result = std::unexpected(std::move(*error));
   } else {
     KeyBuffer built;
-    if (auto failed = generate(a, b, jitter, built)) {
+    if (auto failed = generate(a, b, difference, jitter, built)) {
       result = std::unexpected(generation_error(*failed));
     } else {
       built.copy_to(*result);
@@ -401,7 +471,8 @@ KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<
 KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
                                               std::optional<std::string_view> b, std::size_t n,
                                               RandomSource& jitter) {
-  if (auto error = check_bounds(a, b)) return std::unexpected(std::move(*error));
+  std::size_t difference = 0;
+  if (auto error = check_bounds(a, b, difference)) return std::unexpected(std::move(*error));
   std::vector<std::string> out;
   out.reserve(n);
   Status failed = kOk;
@@ -410,7 +481,7 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
   } else if (n > 0) {
     // One open end: successive appends (or prepends, reversed at the end).
     KeyBuffer built;
-    failed = generate(a, b, jitter, built);
+    failed = generate(a, b, difference, jitter, built);
     while (!failed) {
       built.copy_to(out.emplace_back());
       if (out.size() == n) break;

@@ -1,0 +1,103 @@
+// Short keys as one 16-byte block (internal to ordering/).
+//
+// Nearly every order key is at most 16 bytes long. Read into one zero-padded
+// block, such a key is checked and compared with a few word operations where
+// a loop over its bytes would spend more on branches than on the work. The
+// byte-by-byte forms remain for longer keys; tests hold the two to the same
+// answers.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace bulleted::ordering::detail {
+
+inline constexpr std::size_t kBlockBytes = 16;
+
+// A key's bytes 0-7 in `lo` and 8-15 in `hi`, byte i at bits 8*(i%8); bytes
+// past the key are zero (a byte no key contains).
+struct Block {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+};
+
+inline std::uint64_t load_le64(const char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  if constexpr (std::endian::native == std::endian::big) word = std::byteswap(word);
+  return word;
+}
+
+inline std::uint32_t load_le32(const char* p) {
+  std::uint32_t word;
+  std::memcpy(&word, p, sizeof word);
+  if constexpr (std::endian::native == std::endian::big) word = std::byteswap(word);
+  return word;
+}
+
+// REQUIRES: key.size() <= kBlockBytes. Reads only the key's own bytes, with
+// overlapping fixed-size loads instead of a copy of variable length.
+inline Block load_block(std::string_view key) {
+  const char* p = key.data();
+  const std::size_t n = key.size();
+  Block block;
+  if (n >= 8) {
+    block.lo = load_le64(p);
+    const std::uint64_t tail = load_le64(p + n - 8);  // bytes n-8 .. n-1
+    block.hi = n == 8 ? 0 : tail >> (8 * (16 - n));
+  } else if (n >= 4) {
+    const std::uint64_t tail = load_le32(p + n - 4);  // bytes n-4 .. n-1
+    block.lo = load_le32(p) | tail << (8 * (n - 4));
+  } else if (n > 0) {
+    const auto byte = [p](std::size_t i) {
+      return std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    };
+    block.lo = byte(0) | byte(n / 2) | byte(n - 1);
+  }
+  return block;
+}
+
+inline unsigned char block_byte(const Block& block, std::size_t i) {
+  const std::uint64_t word = i < 8 ? block.lo : block.hi;
+  return static_cast<unsigned char>(word >> (8 * (i % 8)));
+}
+
+// The first byte position at which the blocks differ, kBlockBytes when equal.
+inline std::size_t block_mismatch(const Block& a, const Block& b) {
+  if (const std::uint64_t x = a.lo ^ b.lo) return static_cast<std::size_t>(std::countr_zero(x)) / 8;
+  if (const std::uint64_t x = a.hi ^ b.hi) {
+    return 8 + static_cast<std::size_t>(std::countr_zero(x)) / 8;
+  }
+  return kBlockBytes;
+}
+
+// Whether the first n bytes of the block are all base-62 digits (0-9, A-Z,
+// a-z). One pass over all 16 bytes at once; bytes with the top bit set fail
+// every range, being negative as signed chars.
+inline bool block_is_base62(const Block& block, std::size_t n) {
+  using Bytes = signed char __attribute__((vector_size(16)));
+  using Words = std::uint64_t __attribute__((vector_size(16)));
+  // Built from the words in registers: a 16-byte load of two 8-byte stores
+  // would stall on store forwarding.
+  Words words = {block.lo, block.hi};
+  if constexpr (std::endian::native == std::endian::big) {
+    words = Words{std::byteswap(block.lo), std::byteswap(block.hi)};
+  }
+  const Bytes v = reinterpret_cast<Bytes>(words);
+  const Bytes folded = v | 0x20;  // 'A'-'Z' onto 'a'-'z'; nothing else lands there
+  Words ok =
+      reinterpret_cast<Words>(((v >= '0') & (v <= '9')) | ((folded >= 'a') & (folded <= 'z')));
+  if constexpr (std::endian::native == std::endian::big) {
+    ok = Words{std::byteswap(ok[0]), std::byteswap(ok[1])};
+  }
+  const std::uint64_t want_lo = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
+  const std::uint64_t want_hi = n >= 16  ? ~std::uint64_t{0}
+                                : n <= 8 ? 0
+                                         : (std::uint64_t{1} << (8 * (n - 8))) - 1;
+  return ((want_lo & ~ok[0]) | (want_hi & ~ok[1])) == 0;
+}
+
+}  // namespace bulleted::ordering::detail
