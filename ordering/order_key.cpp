@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -35,11 +36,11 @@ constexpr std::array<std::uint8_t, 256> kIntegerWidth = [] {
   return table;
 }();
 
-// Generation builds a key in a fixed buffer on the stack and copies it into
-// the returned string once: keys are short, and growing strings cost more
-// than computing the keys. Failure is reported as a code.
-using Status = std::optional<KeyErrorCode>;
-constexpr Status kOk = std::nullopt;
+// Generation builds a key in a KeyBuffer (below). It fails only when no key
+// of at most kMaxKeyBytes fits, so its outcome is one flag, true on failure
+// (a std::optional<KeyErrorCode> came back through memory in two pieces,
+// which the caller's single read then waited for).
+enum Status : bool { kOk = false, kExhausted = true };
 
 // The next / previous digit of each digit byte; 0 where the digit carries.
 constexpr std::array<char, 256> kNextDigit = [] {
@@ -69,45 +70,105 @@ inline void copy_short(char* to, const char* from, std::size_t n) {
   }
 }
 
-// A key under construction. Generation never writes more than one byte past
-// the longer neighbour (at most kMaxKeyBytes + 1 bytes); within_cap rejects
-// that last byte.
+// The longest key copied out of, or built in, a string as the two head words
+// (its terminating zero included): 15 bytes, the inline buffer of a
+// libstdc++ string, so that such keys are never allocated.
+constexpr std::size_t kHeadKey = detail::kBlockBytes - 1;
+
+// A key under construction, in its own buffer or in one the caller lends.
+//
+// Generation never writes more than one byte past the longer neighbour (the
+// origin "a0" standing in for an absent one), so a lent buffer of
+// longest_neighbour() + 1 bytes is enough, if at least kBlockBytes; the own
+// buffer takes kMaxKeyBytes + 1, and within_cap rejects that last byte.
+//
+// The first kBlockBytes bytes, where nearly every key ends, are written only
+// as whole 8-byte words, zero past the key. A load that spans several
+// narrower stores stalls until they reach the cache (no store forwarding);
+// whole words let the copy out and the caller's next reads of the key each
+// find one store to read from.
 class KeyBuffer {
  public:
+  KeyBuffer() : data_(storage_), capacity_(sizeof storage_) { store_head({}); }
+  KeyBuffer(char* lent, std::size_t capacity) : data_(lent), capacity_(capacity) {
+    assert(capacity_ >= detail::kBlockBytes);
+    store_head({});
+  }
+  KeyBuffer(const KeyBuffer&) = delete;
+  KeyBuffer& operator=(const KeyBuffer&) = delete;
+
   std::size_t size() const { return size_; }
-  char& operator[](std::size_t i) { return data_[i]; }
-  std::string_view view() const { return {data_.data(), size_}; }
-  void assign(std::string_view s) {
-    if (s.size() < 16) {
-      copy_short(data_.data(), s.data(), s.size());
+  char operator[](std::size_t i) const { return data_[i]; }
+  std::string_view view() const { return {data_, size_}; }
+
+  void set(std::size_t i, char c) {
+    assert(i < capacity_);
+    if (i >= detail::kBlockBytes) {
+      data_[i] = c;
+      return;
+    }
+    char* at = data_ + (i & ~std::size_t{7});
+    std::uint64_t word;
+    std::memcpy(&word, at, sizeof word);
+    const unsigned shift = 8 * static_cast<unsigned>(i & 7);
+    if constexpr (std::endian::native == std::endian::little) {
+      word = (word & ~(std::uint64_t{0xFF} << shift)) | std::uint64_t{static_cast<unsigned char>(c)}
+                                                            << shift;
     } else {
-      std::memcpy(data_.data(), s.data(), s.size());
+      word = (word & ~(std::uint64_t{0xFF} << (56 - shift))) |
+             std::uint64_t{static_cast<unsigned char>(c)} << (56 - shift);
+    }
+    std::memcpy(at, &word, sizeof word);
+  }
+  void assign(std::string_view s) {
+    assert(s.size() <= capacity_);
+    if (s.size() <= detail::kBlockBytes) {
+      store_head(detail::load_block(s));
+    } else {
+      std::memcpy(data_, s.data(), s.size());
     }
     size_ = s.size();
   }
   void append(std::string_view s) {
-    std::memcpy(data_.data() + size_, s.data(), s.size());
-    size_ += s.size();
+    for (char c : s) push_back(c);
   }
-  void push_back(char c) { data_[size_++] = c; }
-  void pop_back() { --size_; }
+  void push_back(char c) {
+    set(size_, c);
+    ++size_;
+  }
+  void pop_back() {
+    --size_;
+    set(size_, '\0');
+  }
 
-  // Copies the key into `out`. Short keys fit the string's inline buffer:
-  // resize_and_overwrite lends kInline + 1 writable bytes, so one fixed-size
-  // copy of that many bytes replaces a call into memcpy.
+  // Copies the key into `out`, a string without a key yet.
   void copy_to(std::string& out) const {
-    if (size_ < 16) {
-      out.resize_and_overwrite(size_, [this](char* p, std::size_t n) {
-        copy_short(p, data_.data(), n);
-        return n;
+    if (size_ <= kHeadKey) {
+      // Two whole words, zeros past the key included.
+      out.resize_and_overwrite(kHeadKey, [this](char* p, std::size_t) {
+        std::memcpy(p, data_, 8);
+        std::memcpy(p + 8, data_ + 8, 8);
+        return size_;
       });
     } else {
-      out.assign(data_.data(), size_);
+      out.assign(data_, size_);
     }
   }
 
  private:
-  std::array<char, kMaxKeyBytes + 16> data_;
+  void store_head(const detail::Block& head) {
+    std::uint64_t words[2] = {head.lo, head.hi};
+    if constexpr (std::endian::native == std::endian::big) {
+      words[0] = std::byteswap(words[0]);
+      words[1] = std::byteswap(words[1]);
+    }
+    std::memcpy(data_, &words[0], 8);
+    std::memcpy(data_ + 8, &words[1], 8);
+  }
+
+  char storage_[kMaxKeyBytes + 16];
+  char* data_;
+  std::size_t capacity_;
   std::size_t size_ = 0;
 };
 
@@ -129,8 +190,9 @@ inline bool short_valid(std::string_view key, const detail::Block& block) {
   return detail::block_is_base62(block, key.size()) && valid_shape(key);
 }
 
+// One key alone (an append, a prepend, a parse): a loop, which predicts well
+// when successive keys have the same length, as appends do.
 inline bool fast_valid(std::string_view key) {
-  if (key.size() <= detail::kBlockBytes) return short_valid(key, detail::load_block(key));
   int bad = 0;
   for (char c : key) bad |= digit_value(c);
   return bad >= 0 && valid_shape(key);
@@ -163,10 +225,10 @@ bool is_integer_part(std::string_view integer) {
 Status step_up(KeyBuffer& integer) {
   for (std::size_t i = integer.size() - 1; i >= 1; --i) {
     if (const char next = kNextDigit[static_cast<unsigned char>(integer[i])]) {
-      integer[i] = next;
+      integer.set(i, next);
       return kOk;
     }
-    integer[i] = '0';
+    integer.set(i, '0');
   }
   // Every digit carried: the head moves up one width step.
   const char head = integer[0];
@@ -174,8 +236,8 @@ Status step_up(KeyBuffer& integer) {
     integer.assign(kOriginKey);
     return kOk;
   }
-  if (head == 'z') return KeyErrorCode::kExhausted;
-  integer[0] = static_cast<char>(head + 1);
+  if (head == 'z') return kExhausted;
+  integer.set(0, static_cast<char>(head + 1));
   if (integer[0] > 'a') {
     integer.push_back('0');
   } else {
@@ -188,18 +250,18 @@ Status step_up(KeyBuffer& integer) {
 Status step_down(KeyBuffer& integer) {
   for (std::size_t i = integer.size() - 1; i >= 1; --i) {
     if (const char previous = kPreviousDigit[static_cast<unsigned char>(integer[i])]) {
-      integer[i] = previous;
+      integer.set(i, previous);
       return kOk;
     }
-    integer[i] = 'z';
+    integer.set(i, 'z');
   }
   const char head = integer[0];
   if (head == 'a') {
     integer.assign("Zz");
     return kOk;
   }
-  if (head == 'A') return KeyErrorCode::kExhausted;
-  integer[0] = static_cast<char>(head - 1);
+  if (head == 'A') return kExhausted;
+  integer.set(0, static_cast<char>(head - 1));
   if (integer[0] < 'Z') {
     integer.push_back('z');
   } else {
@@ -255,9 +317,7 @@ void append_midpoint(KeyBuffer& out, std::string_view a, bool bounded, std::stri
   append_split(out, a, bounded, b, jitter);
 }
 
-Status within_cap(const KeyBuffer& key) {
-  return key.size() > kMaxKeyBytes ? Status(KeyErrorCode::kExhausted) : kOk;
-}
+Status within_cap(const KeyBuffer& key) { return key.size() > kMaxKeyBytes ? kExhausted : kOk; }
 
 // Prepend: a key below `b` (valid) into `out`.
 Status key_before(std::string_view b, RandomSource& jitter, KeyBuffer& out) {
@@ -328,11 +388,9 @@ KeyError make_error(KeyErrorCode code, std::string message) {
   return KeyError{code, std::move(message)};
 }
 
-KeyError generation_error(KeyErrorCode code) {
-  if (code == KeyErrorCode::kExhausted) {
-    return make_error(code, "no key of at most 512 bytes fits between the neighbours");
-  }
-  return make_error(code, std::string(error_name(code)));
+KeyError exhausted_error() {
+  return make_error(KeyErrorCode::kExhausted,
+                    "no key of at most 512 bytes fits between the neighbours");
 }
 
 [[gnu::cold, gnu::noinline]] KeyError invalid_key_error(std::string_view key, const char* which) {
@@ -348,8 +406,8 @@ inline std::optional<KeyError> check_key(std::string_view key, const char* which
 
 // Checks both bounds; `difference` receives first_difference(a, b) when both
 // are given.
-std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
-                                     std::optional<std::string_view> b, std::size_t& difference) {
+std::optional<KeyError> check_bounds(const std::string_view* a, const std::string_view* b,
+                                     std::size_t& difference) {
   if (a && b && a->size() <= detail::kBlockBytes && b->size() <= detail::kBlockBytes) {
     // The common case: two short keys, each read once.
     const detail::Block lower = detail::load_block(*a);
@@ -375,8 +433,8 @@ std::optional<KeyError> check_bounds(std::optional<std::string_view> a,
 }
 
 // One key for checked bounds (`difference` as check_bounds gives it) into `out`.
-Status generate(std::optional<std::string_view> a, std::optional<std::string_view> b,
-                std::size_t difference, RandomSource& jitter, KeyBuffer& out) {
+Status generate(const std::string_view* a, const std::string_view* b, std::size_t difference,
+                RandomSource& jitter, KeyBuffer& out) {
   if (!a && !b) {
     out.assign(kOriginKey);
     return kOk;
@@ -449,22 +507,33 @@ KeyResult<std::string> decrement_integer(std::string_view integer) {
   return std::string(built.view());
 }
 
-KeyResult<std::string> between(std::optional<std::string_view> a, std::optional<std::string_view> b,
-                               RandomSource& jitter) {
+KeyResult<std::string> detail::between(const std::string_view* a, const std::string_view* b,
+                                       RandomSource& jitter) {
   // One result object, returned by name on every path, so the key is built
   // in place and never moved.
   KeyResult<std::string> result(std::in_place);
   std::size_t difference = 0;
   if (auto error = check_bounds(a, b, difference)) {
     result = std::unexpected(std::move(*error));
+    return result;
+  }
+  Status failed = kOk;
+  const std::size_t longest =
+      std::max(a ? a->size() : kOriginKey.size(), b ? b->size() : kOriginKey.size());
+  if (longest < kHeadKey) {
+    // The key (at most longest + 1 bytes) fits the head words: build it in
+    // the string, which lends kHeadKey + 1 bytes.
+    result->resize_and_overwrite(kHeadKey, [&](char* p, std::size_t n) {
+      KeyBuffer built(p, n + 1);
+      failed = generate(a, b, difference, jitter, built);
+      return failed ? 0 : built.size();
+    });
   } else {
     KeyBuffer built;
-    if (auto failed = generate(a, b, difference, jitter, built)) {
-      result = std::unexpected(generation_error(*failed));
-    } else {
-      built.copy_to(*result);
-    }
+    failed = generate(a, b, difference, jitter, built);
+    if (!failed) built.copy_to(*result);
   }
+  if (failed) result = std::unexpected(exhausted_error());
   return result;
 }
 
@@ -472,7 +541,11 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
                                               std::optional<std::string_view> b, std::size_t n,
                                               RandomSource& jitter) {
   std::size_t difference = 0;
-  if (auto error = check_bounds(a, b, difference)) return std::unexpected(std::move(*error));
+  const std::string_view* lower = a ? &*a : nullptr;
+  const std::string_view* upper = b ? &*b : nullptr;
+  if (auto error = check_bounds(lower, upper, difference)) {
+    return std::unexpected(std::move(*error));
+  }
   std::vector<std::string> out;
   out.reserve(n);
   Status failed = kOk;
@@ -481,7 +554,7 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
   } else if (n > 0) {
     // One open end: successive appends (or prepends, reversed at the end).
     KeyBuffer built;
-    failed = generate(a, b, difference, jitter, built);
+    failed = generate(lower, upper, difference, jitter, built);
     while (!failed) {
       built.copy_to(out.emplace_back());
       if (out.size() == n) break;
@@ -489,7 +562,7 @@ KeyResult<std::vector<std::string>> n_between(std::optional<std::string_view> a,
     }
     if (b) std::reverse(out.begin(), out.end());
   }
-  if (failed) return std::unexpected(generation_error(*failed));
+  if (failed) return std::unexpected(exhausted_error());
   return out;
 }
 
