@@ -2,7 +2,8 @@
 # Runs the order-key workloads on this project's C++ library and on npm's
 # fractional-indexing@4.0.0 (installed into .scratch/bench-js) in one run, and
 # prints both side by side with the C++/JS ratio.
-# Usage: bench/run_order_key_bench.sh   (builds Release into build/ first)
+# Usage: [ROUNDS=N] bench/run_order_key_bench.sh   (builds Release into build/
+# first; N alternating rounds of both sides, default 3)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,14 +15,35 @@ if [ ! -d "$scratch/node_modules/fractional-indexing" ]; then
    npm install --no-audit --no-fund --loglevel=error fractional-indexing@4.0.0 >/dev/null)
 fi
 cp bench/js/order_key_workloads.mjs "$scratch/"
-cpp_out=$(mktemp); js_out=$(mktemp)
-trap 'rm -f "$cpp_out" "$js_out"' EXIT
-"${BUILD_DIR:-build}/bench/order_key_workloads" > "$cpp_out"
-node "$scratch/order_key_workloads.mjs" > "$js_out"
-python3 - "$cpp_out" "$js_out" <<'PY'
-import json, sys
-cpp = {r["workload"]: r for r in map(json.loads, open(sys.argv[1]))}
-js = {r["workload"]: r for r in map(json.loads, open(sys.argv[2]))}
+# The host's load moves both sides by 20-50% within a minute, so the two run
+# alternately ROUNDS times (default 3), and each workload reports the median
+# of its per-round ratios; the first round's full report follows.
+rounds="${ROUNDS:-3}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for round in $(seq "$rounds"); do
+  "${BUILD_DIR:-build}/bench/order_key_workloads" > "$out/cpp.$round"
+  node "$scratch/order_key_workloads.mjs" > "$out/js.$round"
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+load = lambda path: {r["workload"]: r for r in map(json.loads, open(path))}
+cpps = [load(f"{out}/cpp.{i}") for i in range(1, rounds + 1)]
+jss = [load(f"{out}/js.{i}") for i in range(1, rounds + 1)]
+cpp, js = cpps[0], jss[0]
+print(f"{rounds} alternating rounds; median of each side's ops/s and of the per-round C++/JS ratio:")
+print(f"{'workload':8} {'C++ ops/s':>14} {'JS ops/s':>14} {'C++/JS':>8}  per-round ratios")
+for w in ["a", "b", "c1", "c2", "d", "e", "e2"]:
+    ratios = [c[w]["opsPerSecond"] / j[w]["opsPerSecond"] for c, j in zip(cpps, jss)]
+    print(f"{w:8} {statistics.median(c[w]['opsPerSecond'] for c in cpps):14,.0f}"
+          f" {statistics.median(j[w]['opsPerSecond'] for j in jss):14,.0f}"
+          f" {statistics.median(ratios):8.1f}  {' '.join(f'{r:.1f}' for r in ratios)}")
+ratios = [c["d"]["opsPerSecondTimerCorrected"] / j["d"]["opsPerSecondTimerCorrected"] for c, j in zip(cpps, jss)]
+print(f"d with per-call timer reads subtracted: C++/JS median {statistics.median(ratios):.1f}"
+      f" ({' '.join(f'{r:.1f}' for r in ratios)})")
+print()
+print("Round 1 in full:")
 print(f"{'workload':8} {'C++ ops/s':>14} {'JS ops/s':>14} {'C++/JS':>8}  {'C++ max/mean len':>17}  {'JS max/mean len':>16}  C++ histogram / checks")
 for w in ["a", "b", "c1", "c2", "d", "e", "e2"]:
     c, j = cpp[w], js[w]
