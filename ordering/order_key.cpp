@@ -56,20 +56,6 @@ constexpr std::array<char, 256> kPreviousDigit = [] {
   return table;
 }();
 
-// Copies n < 16 bytes with at most two fixed-size moves each way (they may
-// overlap), where a call into memcpy would cost more than the copy.
-inline void copy_short(char* to, const char* from, std::size_t n) {
-  if (n >= 8) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(to, from, 4);
-    std::memcpy(to + n - 4, from + n - 4, 4);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
-  }
-}
-
 // The longest key copied out of, or built in, a string as the two head words
 // (its terminating zero included): 15 bytes, the inline buffer of a
 // libstdc++ string, so that such keys are never allocated.
@@ -78,9 +64,10 @@ constexpr std::size_t kHeadKey = detail::kBlockBytes - 1;
 // A key under construction, in its own buffer or in one the caller lends.
 //
 // Generation never writes more than one byte past the longer neighbour (the
-// origin "a0" standing in for an absent one), so a lent buffer of
-// longest_neighbour() + 1 bytes is enough, if at least kBlockBytes; the own
-// buffer takes kMaxKeyBytes + 1, and within_cap rejects that last byte.
+// origin "a0" standing in for an absent one), so a lent buffer one byte
+// longer than that neighbour is enough, given at least the kBlockBytes of the
+// head words; the own buffer takes kMaxKeyBytes + 1, and within_cap rejects
+// that last byte.
 //
 // The first kBlockBytes bytes, where nearly every key ends, are written only
 // as whole 8-byte words, zero past the key. A load that spans several
