@@ -3,8 +3,9 @@
 // Nearly every order key is at most 16 bytes long. Read into one zero-padded
 // block, such a key is checked and compared with a few word operations where
 // a loop over its bytes would spend more on branches than on the work. The
-// byte-by-byte forms remain for longer keys; tests hold the two to the same
-// answers.
+// byte-by-byte forms remain for longer keys and for a key checked alone
+// (appends, where successive keys share a length and the loop predicts
+// well); tests hold the two to the same answers.
 #pragma once
 
 #include <bit>
