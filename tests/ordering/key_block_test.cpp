@@ -75,8 +75,8 @@ TEST(KeyBlock, MismatchIsTheCommonPrefixLength) {
     std::size_t want = 0;
     while (want < a.size() && want < b.size() && a[want] == b[want]) ++want;
     if (a == b) want = detail::kBlockBytes;
-    // Zero bytes pad both blocks; a key holding a zero byte is never valid,
-    // so only compare where neither ends in one past the common prefix.
+    // Zero bytes pad both blocks, so a string holding one can look equal to
+    // a shorter one; no key holds a zero byte, so such strings are skipped.
     if (a.find('\0') != std::string::npos || b.find('\0') != std::string::npos) continue;
     ASSERT_EQ(detail::block_mismatch(detail::load_block(a), detail::load_block(b)), want)
         << a << " / " << b;
