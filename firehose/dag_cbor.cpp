@@ -1,12 +1,11 @@
 #include "firehose/dag_cbor.hpp"
 
-#include <cbor.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
+#include "firehose/cbor_reader.hpp"
 #include "schema/base64.hpp"
 #include "schema/node_record.hpp"
 
@@ -14,15 +13,6 @@ namespace bulleted::firehose {
 namespace {
 
 Error corrupt(std::string message) { return Error{ErrorCode::kCorrupt, std::move(message)}; }
-
-// Bytes a minimal CBOR header takes for an argument of `value`.
-std::size_t minimal_header(std::uint64_t value) {
-  if (value < 24) return 1;
-  if (value <= 0xFF) return 2;
-  if (value <= 0xFFFF) return 3;
-  if (value <= 0xFFFFFFFFULL) return 5;
-  return 9;
-}
 
 // The data model's rules for a map, whichever representation it came from:
 // $type, when present, is a non-empty string; a blob ($type "blob") has a CID
@@ -58,224 +48,62 @@ std::optional<std::string> map_problem(const DagMap& map, bool from_cbor) {
   return std::nullopt;
 }
 
-// Builds values from libcbor's streaming callbacks. Each call to
-// cbor_stream_decode reports one header (a whole string for strings); the
-// builder keeps the open arrays and maps on a stack.
-class Builder {
- public:
-  Builder(std::string_view input, const DecodeLimits& limits) : input_(input), limits_(limits) {}
-
-  Result<DagValue> run(std::size_t& consumed) {
-    cbor_callbacks callbacks = cbor_empty_callbacks;
-    callbacks.uint8 = [](void* self, uint8_t v) { as(self)->unsigned_int(v); };
-    callbacks.uint16 = [](void* self, uint16_t v) { as(self)->unsigned_int(v); };
-    callbacks.uint32 = [](void* self, uint32_t v) { as(self)->unsigned_int(v); };
-    callbacks.uint64 = [](void* self, uint64_t v) { as(self)->unsigned_int(v); };
-    callbacks.negint8 = [](void* self, uint8_t v) { as(self)->negative_int(v); };
-    callbacks.negint16 = [](void* self, uint16_t v) { as(self)->negative_int(v); };
-    callbacks.negint32 = [](void* self, uint32_t v) { as(self)->negative_int(v); };
-    callbacks.negint64 = [](void* self, uint64_t v) { as(self)->negative_int(v); };
-    callbacks.string = [](void* self, cbor_data data, size_t length) {
-      as(self)->text(data, length);
-    };
-    callbacks.byte_string = [](void* self, cbor_data data, size_t length) {
-      as(self)->bytes(data, length);
-    };
-    callbacks.array_start = [](void* self, size_t size) { as(self)->open(size, false); };
-    callbacks.map_start = [](void* self, size_t size) { as(self)->open(size, true); };
-    callbacks.tag = [](void* self, uint64_t tag) { as(self)->tag(tag); };
-    callbacks.null = [](void* self) { as(self)->simple(DagValue{nullptr}); };
-    callbacks.boolean = [](void* self, bool v) { as(self)->simple(DagValue{v}); };
-    callbacks.string_start = [](void* self) { as(self)->refuse("indefinite-length text"); };
-    callbacks.byte_string_start = [](void* self) { as(self)->refuse("indefinite-length bytes"); };
-    callbacks.indef_array_start = [](void* self) { as(self)->refuse("indefinite-length array"); };
-    callbacks.indef_map_start = [](void* self) { as(self)->refuse("indefinite-length map"); };
-    callbacks.indef_break = [](void* self) { as(self)->refuse("break outside a container"); };
-    callbacks.float2 = [](void* self, float) { as(self)->refuse("floats are not allowed"); };
-    callbacks.float4 = [](void* self, float) { as(self)->refuse("floats are not allowed"); };
-    callbacks.float8 = [](void* self, double) { as(self)->refuse("floats are not allowed"); };
-    callbacks.undefined = [](void* self) { as(self)->refuse("undefined is not allowed"); };
-
-    while (!done_) {
-      if (pos_ >= input_.size())
-        return std::unexpected(corrupt("truncated: input ends inside an item"));
-      const auto* data = reinterpret_cast<cbor_data>(input_.data() + pos_);
-      header_start_ = pos_;
-      const cbor_decoder_result result =
-          cbor_stream_decode(data, input_.size() - pos_, &callbacks, this);
-      if (result.status == CBOR_DECODER_NEDATA) {
-        return std::unexpected(corrupt("truncated: input ends inside an item"));
+// The generic decoder's step: the value whose first item is `item`, read
+// into `out`. False, with the reader's error, on anything not allowed.
+bool read_value(CborReader& reader, const CborItem& item, std::size_t depth,
+                const DecodeLimits& limits, DagValue& out) {
+  switch (item.kind) {
+    case CborKind::kInteger:
+      out.value = item.integer;
+      return true;
+    case CborKind::kText:
+      out.value = std::string(item.data);
+      return true;
+    case CborKind::kBytes:
+      out.value = DagBytes{std::string(item.data)};
+      return true;
+    case CborKind::kLink:
+      out.value = reader.link();
+      return true;
+    case CborKind::kNull:
+      out.value = nullptr;
+      return true;
+    case CborKind::kBool:
+      out.value = item.integer != 0;
+      return true;
+    case CborKind::kArray: {
+      if (depth >= limits.max_depth) return reader.fail("nested too deeply");
+      DagArray array;
+      // The count is checked against the input; cap the reservation anyway.
+      array.reserve(std::min<std::size_t>(item.size, 256));
+      CborItem child;
+      for (std::size_t i = 0; i < item.size; ++i) {
+        if (!reader.next(child)) return false;
+        if (!read_value(reader, child, depth + 1, limits, array.emplace_back())) return false;
       }
-      if (result.status != CBOR_DECODER_FINISHED || result.read == 0) {
-        return std::unexpected(corrupt("malformed CBOR at byte " + std::to_string(pos_)));
+      out.value = std::move(array);
+      return true;
+    }
+    case CborKind::kMap: {
+      if (depth >= limits.max_depth) return reader.fail("nested too deeply");
+      DagMap map;
+      map.reserve(std::min<std::size_t>(item.size, 256));
+      CborItem child;
+      for (std::size_t i = 0; i < item.size; ++i) {
+        std::string_view key;
+        const std::string_view previous = map.empty() ? std::string_view() : map.back().first;
+        if (!read_map_key(reader, map.empty() ? nullptr : &previous, key)) return false;
+        auto& entry = map.emplace_back(std::string(key), DagValue{});
+        if (!reader.next(child)) return false;
+        if (!read_value(reader, child, depth + 1, limits, entry.second)) return false;
       }
-      read_ = result.read;
-      pos_ += result.read;
-      if (error_)
-        return std::unexpected(corrupt(*error_ + " at byte " + std::to_string(header_start_)));
-      if (pending_check_) {
-        // Header minimality, known only once `read` is.
-        if (read_ != *pending_check_) {
-          return std::unexpected(
-              corrupt("non-minimal header at byte " + std::to_string(header_start_)));
-        }
-        pending_check_.reset();
-      }
-      if (error_) return std::unexpected(corrupt(*error_));
-    }
-    if (tag_pending_) return std::unexpected(corrupt("tag 42 without a value"));
-    consumed = pos_;
-    return std::move(result_);
-  }
-
- private:
-  struct Open {
-    bool is_map;
-    std::size_t remaining;  // values (arrays) or keys + values (maps) still expected
-    DagArray array;
-    DagMap map;
-    std::optional<std::string> key;
-  };
-
-  static Builder* as(void* self) { return static_cast<Builder*>(self); }
-
-  void refuse(const char* reason) {
-    if (!error_) error_ = reason;
-  }
-
-  void expect_header(std::uint64_t argument, std::size_t payload = 0) {
-    pending_check_ = minimal_header(argument) + payload;
-  }
-
-  void unsigned_int(std::uint64_t v) {
-    expect_header(v);
-    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return refuse("integer above the signed 64-bit range");
-    }
-    finish(DagValue{static_cast<std::int64_t>(v)});
-  }
-
-  void negative_int(std::uint64_t v) {
-    expect_header(v);
-    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return refuse("integer below the signed 64-bit range");
-    }
-    finish(DagValue{-1 - static_cast<std::int64_t>(v)});
-  }
-
-  void text(cbor_data data, std::size_t length) {
-    expect_header(length, length);
-    std::string value(reinterpret_cast<const char*>(data), length);
-    if (!schema::is_valid_utf8(value)) return refuse("text is not valid UTF-8");
-    finish(DagValue{std::move(value)});
-  }
-
-  void bytes(cbor_data data, std::size_t length) {
-    expect_header(length, length);
-    std::string value(reinterpret_cast<const char*>(data), length);
-    if (tag_pending_) {
-      tag_pending_ = false;
-      if (value.empty() || value[0] != '\0') return refuse("a CID link starts with a 0x00 byte");
-      auto cid = Cid::from_bytes(std::string_view(value).substr(1));
-      if (!cid) return refuse("tag 42 holds no valid CID");
-      return finish(DagValue{std::move(*cid)});
-    }
-    finish(DagValue{DagBytes{std::move(value)}});
-  }
-
-  void tag(std::uint64_t tag) {
-    expect_header(tag);
-    if (tag != 42) return refuse("only tag 42 (CID) is allowed");
-    if (tag_pending_) return refuse("a tag inside a tag");
-    tag_pending_ = true;
-  }
-
-  void simple(DagValue value) {
-    pending_check_ = 1;
-    finish(std::move(value));
-  }
-
-  void open(std::size_t size, bool is_map) {
-    expect_header(size);
-    if (tag_pending_) return refuse("tag 42 must hold bytes");
-    if (stack_.size() >= limits_.max_depth) return refuse("nested too deeply");
-    // Every entry takes at least one byte: a larger count is a lie, and must
-    // not size anything.
-    const std::size_t available = input_.size() - header_start_;
-    if (size > available || (is_map && size * 2 > available)) {
-      return refuse("collection longer than the input");
-    }
-    const std::size_t entries = is_map ? size * 2 : size;
-    stack_.push_back(Open{is_map, entries, {}, {}, std::nullopt});
-    // The declared size is checked against the input above; cap it anyway.
-    if (is_map) {
-      stack_.back().map.reserve(std::min<std::size_t>(size, 256));
-    } else {
-      stack_.back().array.reserve(std::min<std::size_t>(size, 256));
-    }
-    if (entries == 0) close_finished();
-  }
-
-  // A complete value: attach it to the open container, or make it the result.
-  void finish(DagValue value) {
-    if (error_) return;
-    if (tag_pending_) return refuse("tag 42 must hold bytes");
-    if (stack_.empty()) {
-      result_ = std::move(value);
-      done_ = true;
-      return;
-    }
-    Open& top = stack_.back();
-    if (top.is_map && !top.key) {
-      const std::string* key = value.as_text();
-      if (key == nullptr) return refuse("map keys must be text");
-      if (!top.map.empty()) {
-        const std::string& previous = top.map.back().first;
-        if (*key == previous) return refuse("duplicate map key");
-        if (!canonical_key_less(previous, *key)) return refuse("map keys out of canonical order");
-      }
-      top.key = *key;
-    } else if (top.is_map) {
-      top.map.emplace_back(std::move(*top.key), std::move(value));
-      top.key.reset();
-    } else {
-      top.array.push_back(std::move(value));
-    }
-    --top.remaining;
-    close_finished();
-  }
-
-  void close_finished() {
-    while (!stack_.empty() && stack_.back().remaining == 0) {
-      Open done = std::move(stack_.back());
-      stack_.pop_back();
-      if (done.is_map) {
-        if (auto problem = map_problem(done.map, true)) return refuse(problem->c_str());
-      }
-      DagValue value =
-          done.is_map ? DagValue{std::move(done.map)} : DagValue{std::move(done.array)};
-      if (stack_.empty()) {
-        result_ = std::move(value);
-        done_ = true;
-        return;
-      }
-      finish(std::move(value));
-      return;  // finish() closes further levels itself
+      if (auto problem = map_problem(map, true)) return reader.fail(*problem);
+      out.value = std::move(map);
+      return true;
     }
   }
-
-  std::string_view input_;
-  DecodeLimits limits_;
-  std::size_t pos_ = 0;
-  std::size_t header_start_ = 0;
-  std::size_t read_ = 0;
-  std::optional<std::size_t> pending_check_;
-  std::optional<std::string> error_;
-  bool tag_pending_ = false;
-  bool done_ = false;
-  std::vector<Open> stack_;
-  DagValue result_{nullptr};
-};
+  return reader.fail("unknown item");
+}
 
 void write_header(std::string& out, unsigned major, std::uint64_t argument) {
   const auto type = static_cast<char>(major << 5);
@@ -360,11 +188,22 @@ const DagValue* DagValue::find(std::string_view key) const {
   return nullptr;
 }
 
+Result<DagValue> read_dag_value(CborReader& reader, const CborItem& first, std::size_t depth,
+                                const DecodeLimits& limits) {
+  DagValue value;
+  if (!read_value(reader, first, depth, limits, value)) return std::unexpected(reader.error());
+  return value;
+}
+
 Result<DagValue> decode_dag_cbor_prefix(std::string_view bytes, std::size_t& consumed,
                                         const DecodeLimits& limits) {
   if (bytes.empty()) return std::unexpected(corrupt("empty input"));
-  Builder builder(bytes, limits);
-  return builder.run(consumed);
+  CborReader reader(bytes);
+  CborItem first;
+  if (!reader.next(first)) return std::unexpected(reader.error());
+  auto value = read_dag_value(reader, first, 0, limits);
+  if (value) consumed = reader.pos();
+  return value;
 }
 
 Result<DagValue> decode_dag_cbor(std::string_view bytes, const DecodeLimits& limits) {

@@ -86,6 +86,14 @@ Result<DagValue> decode_dag_cbor(std::string_view bytes, const DecodeLimits& lim
 Result<DagValue> decode_dag_cbor_prefix(std::string_view bytes, std::size_t& consumed,
                                         const DecodeLimits& limits = {});
 
+class CborReader;
+struct CborItem;
+// The value that begins with `first`, just read from `reader` (its items
+// follow), inside `depth` open collections: for typed readers that meet a
+// value they keep whole or only check, under the same rules.
+Result<DagValue> read_dag_value(CborReader& reader, const CborItem& first, std::size_t depth,
+                                const DecodeLimits& limits = {});
+
 // Canonical DAG-CBOR bytes of `value` (map keys sorted, minimal headers).
 std::string encode_dag_cbor(const DagValue& value);
 

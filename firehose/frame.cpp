@@ -1,5 +1,6 @@
 #include "firehose/frame.hpp"
 
+#include "firehose/cbor_reader.hpp"
 #include "firehose/dag_cbor.hpp"
 #include "ordering/tid.hpp"
 #include "schema/syntax.hpp"
@@ -126,6 +127,133 @@ Result<FirehoseEvent> decode_commit(DagValue& body) {
   return e;
 }
 
+// A commit op's map read in place; false as read_commit.
+bool read_commit_op(CborReader& reader, const CborItem& map, CommitOp& op) {
+  if (map.kind != CborKind::kMap) return false;
+  bool has_action = false;
+  bool has_path = false;
+  std::string_view previous;
+  for (std::size_t i = 0; i < map.size; ++i) {
+    std::string_view key;
+    CborItem value;
+    if (!read_map_key(reader, i == 0 ? nullptr : &previous, key) || key.starts_with('$') ||
+        !reader.next(value)) {
+      return false;
+    }
+    previous = key;
+    if (key == "action") {
+      if (value.kind != CborKind::kText ||
+          (value.data != "create" && value.data != "update" && value.data != "delete")) {
+        return false;
+      }
+      op.action = value.data;
+      has_action = true;
+    } else if (key == "path") {
+      const std::size_t slash = value.data.find('/');
+      if (value.kind != CborKind::kText || slash == std::string_view::npos) return false;
+      op.collection = value.data.substr(0, slash);
+      op.rkey = value.data.substr(slash + 1);
+      has_path = true;
+    } else if (key == "cid" || key == "prev") {
+      if (value.kind == CborKind::kLink) {
+        (key == "cid" ? op.cid : op.prev) = reader.link();
+      } else if (value.kind != CborKind::kNull) {
+        return false;
+      }
+    } else if (!read_dag_value(reader, value, 3)) {  // inside the body, ops and this op
+      return false;
+    }
+  }
+  return has_action && has_path;
+}
+
+// A #commit body read in place, without building its map: the common case,
+// taken only when every field is as a well-formed commit has it. Anything
+// else (a missing or mistyped field, a broken rule, a key starting with '$')
+// returns false and the generic decoder gives the event or the reason.
+bool read_commit(std::string_view body, CommitEvent& e) {
+  CborReader reader(body);
+  CborItem map;
+  if (!reader.next(map) || map.kind != CborKind::kMap) return false;
+  unsigned required = 0;  // one bit each: seq, repo, rev, time, blocks, ops
+  std::string_view previous;
+  for (std::size_t i = 0; i < map.size; ++i) {
+    std::string_view key;
+    CborItem value;
+    if (!read_map_key(reader, i == 0 ? nullptr : &previous, key) || key.starts_with('$') ||
+        !reader.next(value)) {
+      return false;
+    }
+    previous = key;
+    const bool text = value.kind == CborKind::kText;
+    if (key == "seq") {
+      if (value.kind != CborKind::kInteger || value.integer < 0) return false;
+      e.seq = value.integer;
+      required |= 1;
+    } else if (key == "repo") {
+      if (!text || !schema::Did::parse(value.data)) return false;
+      e.repo = value.data;
+      required |= 2;
+    } else if (key == "rev" || key == "since") {
+      if (key == "since" && value.kind == CborKind::kNull) continue;
+      if (!text || !ordering::Tid::parse(value.data)) return false;
+      (key == "rev" ? e.rev : e.since.emplace()) = value.data;
+      required |= key == "rev" ? 4 : 0;
+    } else if (key == "time") {
+      if (!text) return false;
+      e.time = value.data;
+      required |= 8;
+    } else if (key == "blocks") {
+      if (value.kind != CborKind::kBytes) return false;
+      e.blocks = value.data;
+      required |= 16;
+    } else if (key == "commit" || key == "prevData") {
+      if (value.kind == CborKind::kLink) {
+        (key == "commit" ? e.commit : e.prev_data) = reader.link();
+      } else if (value.kind != CborKind::kNull) {
+        return false;
+      }
+    } else if (key == "tooBig" && value.kind == CborKind::kBool) {
+      e.too_big = value.integer != 0;
+    } else if (key == "ops") {
+      if (value.kind != CborKind::kArray) return false;
+      e.ops.resize(value.size);
+      for (CommitOp& op : e.ops) {
+        CborItem item;
+        if (!reader.next(item) || !read_commit_op(reader, item, op)) return false;
+      }
+      required |= 32;
+    } else if (!read_dag_value(reader, value, 1)) {
+      return false;
+    }
+  }
+  return required == 63 && reader.at_end();
+}
+
+// A frame header {t, op} read in place; `length` receives its size. False
+// for anything else, left to the generic decoder.
+bool read_frame_header(std::string_view bytes, std::int64_t& op, std::string_view& type,
+                       std::size_t& length) {
+  CborReader reader(bytes);
+  CborItem map;
+  if (!reader.next(map) || map.kind != CborKind::kMap || map.size != 2) return false;
+  std::string_view first;
+  std::string_view key;
+  CborItem value;
+  if (!read_map_key(reader, nullptr, first) || first != "t" || !reader.next(value) ||
+      value.kind != CborKind::kText) {
+    return false;
+  }
+  type = value.data;
+  if (!read_map_key(reader, &first, key) || key != "op" || !reader.next(value) ||
+      value.kind != CborKind::kInteger) {
+    return false;
+  }
+  op = value.integer;
+  length = reader.pos();
+  return true;
+}
+
 Result<FirehoseEvent> decode_body(std::string_view type, DagValue& body) {
   const Fields f(body);
   if (type == "#commit") return decode_commit(body);
@@ -198,8 +326,18 @@ std::optional<std::string> event_time(const FirehoseEvent& event) {
       event);
 }
 
-Result<FirehoseEvent> decode_frame(std::string_view bytes) {
+Result<FirehoseEvent> decode_frame(std::string_view bytes, DecodePath path) {
   std::size_t header_length = 0;
+  // The common case first: a #commit read in place. Anything else, and any
+  // commit that is not as it should be, goes the generic way below.
+  std::int64_t op_number = 0;
+  std::string_view type_name;
+  if (path != DecodePath::kGeneric &&
+      read_frame_header(bytes, op_number, type_name, header_length) && op_number == 1 &&
+      type_name == "#commit") {
+    if (CommitEvent e; read_commit(bytes.substr(header_length), e)) return e;
+  }
+  if (path == DecodePath::kInPlace) return std::unexpected(corrupt("not read in place"));
   auto header = decode_dag_cbor_prefix(bytes, header_length);
   if (!header) return std::unexpected(corrupt("frame header: " + header.error().message));
   auto body = decode_dag_cbor(bytes.substr(header_length));

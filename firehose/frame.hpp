@@ -91,7 +91,16 @@ std::optional<std::int64_t> event_seq(const FirehoseEvent& event);
 // The event's time, when it has one.
 std::optional<std::string> event_time(const FirehoseEvent& event);
 
+// How a frame or a record block is read. kBest reads the common case (a
+// #commit frame, a record that is a plain map) in place, straight into its
+// fields, and leaves everything else, and anything that is not as it should
+// be, to the generic decoder (a DagValue tree), whose answer or reason then
+// stands. kGeneric and kInPlace force one way, so that tests can hold the two
+// to each other; kInPlace fails with kCorrupt "not read in place" where it
+// would have handed over.
+enum class DecodePath { kBest, kGeneric, kInPlace };
+
 // Decodes one websocket message. Errors are kCorrupt with a reason.
-Result<FirehoseEvent> decode_frame(std::string_view bytes);
+Result<FirehoseEvent> decode_frame(std::string_view bytes, DecodePath path = DecodePath::kBest);
 
 }  // namespace bulleted::firehose

@@ -1,9 +1,11 @@
 #include "firehose/records.hpp"
 
+#include <array>
 #include <map>
 #include <set>
 
 #include "firehose/car.hpp"
+#include "firehose/cbor_reader.hpp"
 #include "firehose/dag_cbor.hpp"
 #include "firehose/mst.hpp"
 #include "schema/syntax.hpp"
@@ -46,9 +48,83 @@ class DagRecordFields final : public schema::RecordFields {
   const DagValue& value_;
 };
 
+// A record block read in place: the top-level map's fields as views into
+// the block, nothing copied, nested values checked (and facets kept).
+// read() takes only a plain map of at most 16 fields; anything else (a blob
+// at the top, a key the JSON form reserves, a rule broken) is left to the
+// generic decoder, which gives the same answer or the reason.
+class BlockRecordFields final : public schema::RecordFields {
+ public:
+  bool read(std::string_view block) {
+    CborReader reader(block);
+    CborItem item;
+    if (!reader.next(item) || item.kind != CborKind::kMap || item.size > fields_.size()) {
+      return false;
+    }
+    const std::size_t entries = item.size;
+    using Kind = schema::RecordField::Kind;
+    for (std::size_t i = 0; i < entries; ++i) {
+      std::string_view key;
+      if (!read_map_key(reader, i == 0 ? nullptr : &fields_[i - 1].key, key)) return false;
+      if (key == "$link" || key == "$bytes" || !reader.next(item)) return false;
+      Field& field = fields_[count_++];
+      field.key = key;
+      switch (item.kind) {
+        case CborKind::kText:
+          field.value = {Kind::kString, false, item.data};
+          break;
+        case CborKind::kBool:
+          field.value = {Kind::kBool, item.integer != 0};
+          break;
+        case CborKind::kNull:
+          field.value = {Kind::kNull};
+          break;
+        case CborKind::kArray:
+        case CborKind::kMap: {
+          auto value = read_dag_value(reader, item, 1);
+          if (!value) return false;
+          field.value = {item.kind == CborKind::kArray ? Kind::kArray : Kind::kOther};
+          if (key == "facets") facets_ = std::move(*value);
+          break;
+        }
+        default:
+          field.value = {Kind::kOther};
+      }
+      if (key == "$type" && (field.value.kind != Kind::kString || field.value.text.empty() ||
+                             field.value.text == "blob")) {
+        return false;
+      }
+    }
+    return reader.at_end();
+  }
+
+  bool is_object() const override { return true; }
+  schema::RecordField get(std::string_view name) const override {
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (fields_[i].key == name) return fields_[i].value;
+    }
+    return {};
+  }
+  nlohmann::json facets_json() const override { return to_json(facets_); }
+
+ private:
+  struct Field {
+    std::string_view key;
+    schema::RecordField value;
+  };
+  std::array<Field, 16> fields_;
+  std::size_t count_ = 0;
+  DagValue facets_;
+};
+
 }  // namespace
 
-std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block) {
+std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block,
+                                                                  DecodePath path) {
+  if (path != DecodePath::kGeneric) {
+    if (BlockRecordFields fields; fields.read(block)) return schema::parse_node_record(fields);
+    if (path == DecodePath::kInPlace) return std::unexpected("not read in place");
+  }
   auto value = decode_dag_cbor(block);
   if (!value) return std::unexpected(value.error().message);
   return schema::parse_node_record(DagRecordFields(*value));

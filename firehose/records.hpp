@@ -19,7 +19,8 @@
 namespace bulleted::firehose {
 
 // A record block (DAG-CBOR) as a node record; the error is a reason.
-std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_view block);
+std::expected<schema::NodeRecord, std::string> parse_record_block(
+    std::string_view block, DecodePath path = DecodePath::kBest);
 
 struct CommitRecords {
   std::vector<schema::RecordOp> ops;

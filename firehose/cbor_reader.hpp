@@ -1,0 +1,66 @@
+// DAG-CBOR one item at a time, strictly, read with libcbor's streaming
+// decoder: the item-level rules of dag_cbor.hpp (definite lengths, minimal
+// headers, no floats or undefined, integers in the signed 64-bit range,
+// UTF-8 text, tag 42 holding a CID behind a 0x00 byte, collections no longer
+// than the input). What a map's keys must be, and how deep collections nest,
+// is the caller's part: the generic decoder (dag_cbor.cpp) and the typed
+// readers of frames and records share this reader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "firehose/cid.hpp"
+#include "schema/error.hpp"
+
+namespace bulleted::firehose {
+
+enum class CborKind : std::uint8_t { kInteger, kText, kBytes, kLink, kArray, kMap, kNull, kBool };
+
+struct CborItem {
+  CborKind kind = CborKind::kNull;
+  std::int64_t integer = 0;  // kInteger; kBool: 0 or 1
+  std::size_t size = 0;      // kArray: items; kMap: entries (key + value pairs)
+  std::string_view data;     // kText, kBytes: the payload, a view into the input
+};
+
+class CborReader {
+ public:
+  explicit CborReader(std::string_view input) : input_(input) {}
+
+  // Reads the next item: a whole scalar, or a collection's header (its items
+  // follow). False, with error(), when the bytes break a rule.
+  bool next(CborItem& item);
+
+  // The CID of the last kLink item.
+  const Cid& link() const { return link_; }
+  // Offset of the next item; at_end() when the input is used up.
+  std::size_t pos() const { return pos_; }
+  bool at_end() const { return pos_ == input_.size(); }
+  std::string_view input() const { return input_; }
+
+  // Records `reason` as the error, placed at the last item read; returns false.
+  bool fail(std::string_view reason);
+  // The error of the last failed call: kCorrupt with a reason.
+  const Error& error() const { return error_; }
+
+  struct Header;  // one header as libcbor reports it (cbor_reader.cpp)
+
+ private:
+  bool read_header(Header& header);
+  bool fail_plain(std::string message);
+
+  std::string_view input_;
+  std::size_t pos_ = 0;
+  std::size_t start_ = 0;  // where the last item began
+  Cid link_;
+  Error error_{ErrorCode::kCorrupt, {}};
+};
+
+// Reads a map's next key: text, after `previous` (nullptr for the first key)
+// in canonical order (shorter first, then bytewise) and not equal to it.
+bool read_map_key(CborReader& reader, const std::string_view* previous, std::string_view& key);
+
+}  // namespace bulleted::firehose
