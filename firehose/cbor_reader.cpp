@@ -91,26 +91,32 @@ constexpr auto kInt64Max = static_cast<std::uint64_t>(std::numeric_limits<std::i
 
 }  // namespace
 
-bool CborReader::fail_plain(std::string message) {
-  error_.message = std::move(message);
+bool CborReader::fail(std::string_view reason) {
+  error_.message = std::string(reason) + " at byte " + std::to_string(start_);
   return false;
 }
 
-bool CborReader::fail(std::string_view reason) {
-  return fail_plain(std::string(reason) + " at byte " + std::to_string(start_));
+bool CborReader::fail_truncated() {
+  error_.message = "truncated: input ends inside an item";
+  return false;
+}
+
+bool CborReader::fail_malformed() {
+  error_.message = "malformed CBOR at byte " + std::to_string(pos_);
+  return false;
 }
 
 bool CborReader::read_header(Header& header) {
-  if (pos_ >= input_.size()) return fail_plain("truncated: input ends inside an item");
+  if (pos_ >= input_.size()) return fail_truncated();
   start_ = pos_;
   const cbor_decoder_result result =
       cbor_stream_decode(reinterpret_cast<cbor_data>(input_.data() + pos_), input_.size() - pos_,
                          &kCallbacks, &header);
   if (result.status == CBOR_DECODER_NEDATA) {
-    return fail_plain("truncated: input ends inside an item");
+    return fail_truncated();
   }
   if (result.status != CBOR_DECODER_FINISHED || result.read == 0) {
-    return fail_plain("malformed CBOR at byte " + std::to_string(pos_));
+    return fail_malformed();
   }
   pos_ += result.read;
   if (header.refusal != nullptr) return fail(header.refusal);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -42,7 +43,7 @@ class CborReader {
   std::string_view input() const { return input_; }
 
   // Records `reason` as the error, placed at the last item read; returns false.
-  bool fail(std::string_view reason);
+  [[gnu::cold, gnu::noinline]] bool fail(std::string_view reason);
   // The error of the last failed call: kCorrupt with a reason.
   const Error& error() const { return error_; }
 
@@ -50,7 +51,8 @@ class CborReader {
 
  private:
   bool read_header(Header& header);
-  bool fail_plain(std::string message);
+  [[gnu::cold, gnu::noinline]] bool fail_truncated();
+  [[gnu::cold, gnu::noinline]] bool fail_malformed();
 
   std::string_view input_;
   std::size_t pos_ = 0;
@@ -58,6 +60,13 @@ class CborReader {
   Cid link_;
   Error error_{ErrorCode::kCorrupt, {}};
 };
+
+// `text == literal`, written so that the compiler compares a few words
+// inline (the typed readers dispatch on every key they read).
+template <std::size_t N>
+inline bool text_is(std::string_view text, const char (&literal)[N]) {
+  return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
+}
 
 // Reads a map's next key: text, after `previous` (nullptr for the first key)
 // in canonical order (shorter first, then bytewise) and not equal to it.

@@ -66,6 +66,22 @@ std::string sha256(std::string_view data) {
 }
 
 Result<Cid> Cid::read_prefix(std::string_view bytes, std::size_t& consumed) {
+  // Nearly every CID's four varints are one byte each (version 1, codec,
+  // hash, length): read them at once. A one-byte varint is always minimal.
+  if (bytes.size() >= 4) {
+    const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+    if (((b[0] | b[1] | b[2] | b[3]) & 0x80) == 0 && b[0] == 1 && b[3] <= 64 &&
+        (b[2] != kHashSha256 || b[3] == 32) && bytes.size() - 4 >= b[3]) {
+      Cid cid;
+      cid.size_ = static_cast<std::uint8_t>(4 + b[3]);
+      cid.digest_offset_ = 4;
+      std::copy_n(bytes.data(), cid.size_, cid.data_.data());
+      cid.codec_ = b[1];
+      cid.hash_code_ = b[2];
+      consumed = cid.size_;
+      return cid;
+    }
+  }
   std::size_t pos = 0;
   auto version = read_uvarint(bytes, pos);
   if (!version) return std::unexpected(version.error());

@@ -141,22 +141,23 @@ bool read_commit_op(CborReader& reader, const CborItem& map, CommitOp& op) {
       return false;
     }
     previous = key;
-    if (key == "action") {
+    if (text_is(key, "action")) {
       if (value.kind != CborKind::kText ||
-          (value.data != "create" && value.data != "update" && value.data != "delete")) {
+          (!text_is(value.data, "create") && !text_is(value.data, "update") &&
+           !text_is(value.data, "delete"))) {
         return false;
       }
       op.action = value.data;
       has_action = true;
-    } else if (key == "path") {
+    } else if (text_is(key, "path")) {
       const std::size_t slash = value.data.find('/');
       if (value.kind != CborKind::kText || slash == std::string_view::npos) return false;
       op.collection = value.data.substr(0, slash);
       op.rkey = value.data.substr(slash + 1);
       has_path = true;
-    } else if (key == "cid" || key == "prev") {
+    } else if (text_is(key, "cid") || text_is(key, "prev")) {
       if (value.kind == CborKind::kLink) {
-        (key == "cid" ? op.cid : op.prev) = reader.link();
+        (text_is(key, "cid") ? op.cid : op.prev) = reader.link();
       } else if (value.kind != CborKind::kNull) {
         return false;
       }
@@ -186,36 +187,36 @@ bool read_commit(std::string_view body, CommitEvent& e) {
     }
     previous = key;
     const bool text = value.kind == CborKind::kText;
-    if (key == "seq") {
+    if (text_is(key, "seq")) {
       if (value.kind != CborKind::kInteger || value.integer < 0) return false;
       e.seq = value.integer;
       required |= 1;
-    } else if (key == "repo") {
+    } else if (text_is(key, "repo")) {
       if (!text || !schema::Did::parse(value.data)) return false;
       e.repo = value.data;
       required |= 2;
-    } else if (key == "rev" || key == "since") {
-      if (key == "since" && value.kind == CborKind::kNull) continue;
+    } else if (text_is(key, "rev") || text_is(key, "since")) {
+      if (text_is(key, "since") && value.kind == CborKind::kNull) continue;
       if (!text || !ordering::Tid::parse(value.data)) return false;
-      (key == "rev" ? e.rev : e.since.emplace()) = value.data;
-      required |= key == "rev" ? 4 : 0;
-    } else if (key == "time") {
+      (text_is(key, "rev") ? e.rev : e.since.emplace()) = value.data;
+      required |= text_is(key, "rev") ? 4 : 0;
+    } else if (text_is(key, "time")) {
       if (!text) return false;
       e.time = value.data;
       required |= 8;
-    } else if (key == "blocks") {
+    } else if (text_is(key, "blocks")) {
       if (value.kind != CborKind::kBytes) return false;
       e.blocks = value.data;
       required |= 16;
-    } else if (key == "commit" || key == "prevData") {
+    } else if (text_is(key, "commit") || text_is(key, "prevData")) {
       if (value.kind == CborKind::kLink) {
-        (key == "commit" ? e.commit : e.prev_data) = reader.link();
+        (text_is(key, "commit") ? e.commit : e.prev_data) = reader.link();
       } else if (value.kind != CborKind::kNull) {
         return false;
       }
-    } else if (key == "tooBig" && value.kind == CborKind::kBool) {
+    } else if (text_is(key, "tooBig") && value.kind == CborKind::kBool) {
       e.too_big = value.integer != 0;
-    } else if (key == "ops") {
+    } else if (text_is(key, "ops")) {
       if (value.kind != CborKind::kArray) return false;
       e.ops.resize(value.size);
       for (CommitOp& op : e.ops) {
@@ -240,12 +241,12 @@ bool read_frame_header(std::string_view bytes, std::int64_t& op, std::string_vie
   std::string_view first;
   std::string_view key;
   CborItem value;
-  if (!read_map_key(reader, nullptr, first) || first != "t" || !reader.next(value) ||
+  if (!read_map_key(reader, nullptr, first) || !text_is(first, "t") || !reader.next(value) ||
       value.kind != CborKind::kText) {
     return false;
   }
   type = value.data;
-  if (!read_map_key(reader, &first, key) || key != "op" || !reader.next(value) ||
+  if (!read_map_key(reader, &first, key) || !text_is(key, "op") || !reader.next(value) ||
       value.kind != CborKind::kInteger) {
     return false;
   }

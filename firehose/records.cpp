@@ -1,6 +1,7 @@
 #include "firehose/records.hpp"
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -56,42 +57,48 @@ class DagRecordFields final : public schema::RecordFields {
 class BlockRecordFields final : public schema::RecordFields {
  public:
   bool read(std::string_view block) {
+    using Kind = schema::RecordField::Kind;
     CborReader reader(block);
     CborItem item;
     if (!reader.next(item) || item.kind != CborKind::kMap || item.size > fields_.size()) {
       return false;
     }
     const std::size_t entries = item.size;
-    using Kind = schema::RecordField::Kind;
+    std::string_view previous;
     for (std::size_t i = 0; i < entries; ++i) {
       std::string_view key;
-      if (!read_map_key(reader, i == 0 ? nullptr : &fields_[i - 1].key, key)) return false;
-      if (key == "$link" || key == "$bytes" || !reader.next(item)) return false;
+      if (!read_map_key(reader, i == 0 ? nullptr : &previous, key)) return false;
+      previous = key;
+      if (text_is(key, "$link") || text_is(key, "$bytes") || !reader.next(item)) return false;
       Field& field = fields_[count_++];
-      field.key = key;
+      field.key = key.data();
+      field.key_size = key.size();
+      field.text = item.data.data();
+      field.text_size = item.data.size();
+      field.boolean = item.integer != 0;
       switch (item.kind) {
         case CborKind::kText:
-          field.value = {Kind::kString, false, item.data};
+          field.kind = Kind::kString;
           break;
         case CborKind::kBool:
-          field.value = {Kind::kBool, item.integer != 0};
+          field.kind = Kind::kBool;
           break;
         case CborKind::kNull:
-          field.value = {Kind::kNull};
+          field.kind = Kind::kNull;
           break;
         case CborKind::kArray:
         case CborKind::kMap: {
           auto value = read_dag_value(reader, item, 1);
           if (!value) return false;
-          field.value = {item.kind == CborKind::kArray ? Kind::kArray : Kind::kOther};
-          if (key == "facets") facets_ = std::move(*value);
+          field.kind = item.kind == CborKind::kArray ? Kind::kArray : Kind::kOther;
+          if (text_is(key, "facets")) facets_ = std::move(*value);
           break;
         }
         default:
-          field.value = {Kind::kOther};
+          field.kind = Kind::kOther;
       }
-      if (key == "$type" && (field.value.kind != Kind::kString || field.value.text.empty() ||
-                             field.value.text == "blob")) {
+      if (text_is(key, "$type") &&
+          (field.kind != Kind::kString || item.data.empty() || text_is(item.data, "blob"))) {
         return false;
       }
     }
@@ -101,16 +108,28 @@ class BlockRecordFields final : public schema::RecordFields {
   bool is_object() const override { return true; }
   schema::RecordField get(std::string_view name) const override {
     for (std::size_t i = 0; i < count_; ++i) {
-      if (fields_[i].key == name) return fields_[i].value;
+      const Field& field = fields_[i];
+      if (field.key_size != name.size() || std::memcmp(field.key, name.data(), name.size()) != 0) {
+        continue;
+      }
+      const bool text = field.kind == schema::RecordField::Kind::kString;
+      return {field.kind, field.boolean,
+              text ? std::string_view(field.text, field.text_size) : std::string_view()};
     }
     return {};
   }
   nlohmann::json facets_json() const override { return to_json(facets_); }
 
  private:
+  // Plain members only, left uninitialized until read: no clearing of 16
+  // fields for every record.
   struct Field {
-    std::string_view key;
-    schema::RecordField value;
+    const char* key;
+    const char* text;
+    std::size_t key_size;
+    std::size_t text_size;
+    schema::RecordField::Kind kind;
+    bool boolean;
   };
   std::array<Field, 16> fields_;
   std::size_t count_ = 0;

@@ -27,10 +27,39 @@ std::optional<std::string> check_text(std::string_view field, std::string_view t
 
 }  // namespace
 
+namespace {
+
+// True when every byte is ASCII: whole words, the last one overlapping the
+// one before (most keys, identifiers and outline texts are ASCII).
+bool all_ascii(const unsigned char* s, std::size_t n) {
+  if (n >= 8) {
+    std::uint64_t word;
+    for (std::size_t i = 0; i + 8 <= n; i += 8) {
+      std::memcpy(&word, s + i, 8);
+      if ((word & 0x8080808080808080ULL) != 0) return false;
+    }
+    std::memcpy(&word, s + n - 8, 8);
+    return (word & 0x8080808080808080ULL) == 0;
+  }
+  if (n >= 4) {
+    std::uint32_t head;
+    std::uint32_t tail;
+    std::memcpy(&head, s, 4);
+    std::memcpy(&tail, s + n - 4, 4);
+    return ((head | tail) & 0x80808080U) == 0;
+  }
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < n; ++i) bits |= s[i];
+  return bits < 0x80;
+}
+
+}  // namespace
+
 bool is_valid_utf8(std::string_view text) {
   std::size_t i = 0;
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
+  if (all_ascii(s, n)) return true;
   while (i < n) {
     // Eight ASCII bytes at a time: the common case for outline text.
     if (i + 8 <= n) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <span>
-#include <vector>
 
 namespace bulleted::schema {
 namespace {
@@ -12,16 +11,16 @@ bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
+// Calls `visit` on each `separator`-separated part of `text` until it
+// returns false; true when every part passed.
+template <class Visit>
+bool all_parts(std::string_view text, char separator, Visit visit) {
+  for (std::size_t start = 0;;) {
     const std::size_t end = text.find(separator, start);
-    if (end == std::string_view::npos) {
-      parts.push_back(text.substr(start));
-      return parts;
+    if (!visit(text.substr(start, end == std::string_view::npos ? end : end - start))) {
+      return false;
     }
-    parts.push_back(text.substr(start, end - start));
+    if (end == std::string_view::npos) return true;
     start = end + 1;
   }
 }
@@ -83,12 +82,14 @@ Parsed<Did> Did::parse(std::string_view text) {
 
 Parsed<Handle> Handle::parse(std::string_view text) {
   if (text.size() > 253) return std::unexpected("a handle is at most 253 characters");
-  const auto labels = split(text, '.');
-  if (labels.size() < 2) return std::unexpected("a handle has at least two labels");
-  for (auto label : labels) {
-    if (!is_label(label)) return std::unexpected("a handle label is 1-63 of [A-Za-z0-9-]");
+  const std::size_t last_dot = text.rfind('.');
+  if (last_dot == std::string_view::npos) {
+    return std::unexpected("a handle has at least two labels");
   }
-  if (!is_alpha(labels.back().front())) {
+  if (!all_parts(text, '.', is_label)) {
+    return std::unexpected("a handle label is 1-63 of [A-Za-z0-9-]");
+  }
+  if (!is_alpha(text[last_dot + 1])) {
     return std::unexpected("a handle's last label starts with a letter");
   }
   return Handle{std::string(text)};
@@ -96,15 +97,17 @@ Parsed<Handle> Handle::parse(std::string_view text) {
 
 Parsed<Nsid> Nsid::parse(std::string_view text) {
   if (text.size() > 317) return std::unexpected("an NSID is at most 317 characters");
-  const auto segments = split(text, '.');
-  if (segments.size() < 3) return std::unexpected("an NSID has at least three segments");
-  for (std::size_t i = 0; i + 1 < segments.size(); ++i) {
-    if (!is_label(segments[i])) return std::unexpected("an NSID segment is 1-63 of [A-Za-z0-9-]");
+  if (std::count(text.begin(), text.end(), '.') < 2) {
+    return std::unexpected("an NSID has at least three segments");
   }
-  if (is_digit(segments.front().front())) {
+  const std::size_t last_dot = text.rfind('.');
+  if (!all_parts(text.substr(0, last_dot), '.', is_label)) {
+    return std::unexpected("an NSID segment is 1-63 of [A-Za-z0-9-]");
+  }
+  if (is_digit(text.front())) {
     return std::unexpected("an NSID's first segment starts with a letter");
   }
-  const std::string_view name = segments.back();
+  const std::string_view name = text.substr(last_dot + 1);
   if (name.empty() || name.size() > 63 || !is_alpha(name.front()) ||
       !std::all_of(name.begin(), name.end(), is_alnum)) {
     return std::unexpected("an NSID's name is a letter then up to 62 letters or digits");
@@ -142,22 +145,22 @@ Parsed<AtUri> AtUri::parse(std::string_view text) {
   const std::span<const std::string_view> parts(parts_buffer.data(), part_count);
   AtUri uri;
   if (auto did = Did::parse(parts[0])) {
-    uri.authority = did->value;
+    uri.authority = std::move(did->value);
     uri.authority_is_did = true;
   } else if (auto handle = Handle::parse(parts[0])) {
-    uri.authority = handle->value;
+    uri.authority = std::move(handle->value);
   } else {
     return std::unexpected("an AT-URI's authority is a DID or a handle");
   }
   if (parts.size() >= 2) {
     auto collection = Nsid::parse(parts[1]);
     if (!collection) return std::unexpected("an AT-URI's collection: " + collection.error());
-    uri.collection = collection->value;
+    uri.collection = std::move(collection->value);
   }
   if (parts.size() == 3) {
     auto rkey = RecordKey::parse(parts[2]);
     if (!rkey) return std::unexpected("an AT-URI's record key: " + rkey.error());
-    uri.rkey = rkey->value;
+    uri.rkey = std::move(rkey->value);
   }
   return uri;
 }

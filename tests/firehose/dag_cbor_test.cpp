@@ -174,5 +174,40 @@ TEST(Cid, StringAndBinaryForms) {
   EXPECT_EQ(*read_uvarint(bytes_of({0x80, 0x01}), pos), 128u);
 }
 
+TEST(Cid, HeadersAreReadWhateverTheirVarintWidths) {
+  const std::string digest(32, '\x07');
+  const auto read = [](const std::string& bytes) {
+    std::size_t consumed = 0;
+    auto cid = Cid::read_prefix(bytes + "tail", consumed);
+    EXPECT_TRUE(!cid || consumed == bytes.size()) << consumed;
+    return cid;
+  };
+  // One-byte varints throughout, and a two-byte codec (dag-json, 0x0129).
+  auto cbor = read(bytes_of({0x01, 0x71, 0x12, 0x20}) + digest);
+  ASSERT_TRUE(cbor.has_value()) << cbor.error().message;
+  EXPECT_EQ(cbor->codec(), kCodecDagCbor);
+  EXPECT_EQ(cbor->digest(), digest);
+  auto json = read(bytes_of({0x01, 0xa9, 0x02, 0x12, 0x20}) + digest);
+  ASSERT_TRUE(json.has_value()) << json.error().message;
+  EXPECT_EQ(json->codec(), 0x0129u);
+  EXPECT_EQ(json->digest(), digest);
+  // Another hash with a short digest; the identity hash of nothing.
+  auto other = read(bytes_of({0x01, 0x55, 0x13, 0x03, 0x61, 0x62, 0x63}));
+  ASSERT_TRUE(other.has_value()) << other.error().message;
+  EXPECT_EQ(other->digest(), "abc");
+  EXPECT_TRUE(read(bytes_of({0x01, 0x55, 0x00, 0x00})).has_value());
+  // Refused: version 0 or 2, a sha2-256 digest of 31 bytes, a digest longer
+  // than 64 bytes or than the input, a non-minimal varint.
+  std::size_t consumed = 0;
+  for (const std::string& bad :
+       {bytes_of({0x00, 0x71, 0x12, 0x20}) + digest, bytes_of({0x02, 0x71, 0x12, 0x20}) + digest,
+        bytes_of({0x01, 0x71, 0x12, 0x1f}) + digest,
+        bytes_of({0x01, 0x55, 0x13, 0x41}) + digest + digest + "x",
+        bytes_of({0x01, 0x71, 0x12, 0x20}) + digest.substr(1),
+        bytes_of({0x81, 0x00, 0x71, 0x12, 0x20}) + digest}) {
+    EXPECT_FALSE(Cid::read_prefix(bad, consumed).has_value()) << bad.size();
+  }
+}
+
 }  // namespace
 }  // namespace bulleted::firehose

@@ -143,5 +143,26 @@ TEST(Utf8, Validation) {
   EXPECT_FALSE(is_valid_utf8("\xFF"));
 }
 
+TEST(Utf8, OneStrayByteIsFoundAtEveryPositionOfEveryShortLength) {
+  // ASCII is checked a word at a time, the last word overlapping: a stray
+  // continuation byte must be seen wherever it falls.
+  for (std::size_t length = 0; length <= 40; ++length) {
+    std::string text(length, 'x');
+    EXPECT_TRUE(is_valid_utf8(text)) << length;
+    for (std::size_t at = 0; at < length; ++at) {
+      text[at] = '\x80';
+      EXPECT_FALSE(is_valid_utf8(text)) << length << " " << at;
+      text[at] = '\xC3';  // a lead byte without its continuation...
+      EXPECT_FALSE(is_valid_utf8(text)) << length << " " << at;
+      if (at + 1 < length) {
+        text[at + 1] = '\xA9';  // ...and with it
+        EXPECT_TRUE(is_valid_utf8(text)) << length << " " << at;
+        text[at + 1] = 'x';
+      }
+      text[at] = 'x';
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bulleted::schema
