@@ -70,6 +70,10 @@ void Statement::reset() {
 }
 
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, int busy_timeout_ms) {
+  // Before SQLite's first use: no allocation statistics, which every
+  // sqlite3_malloc and free would otherwise count under a global mutex.
+  static const int configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)configured;
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw,
