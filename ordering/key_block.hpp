@@ -66,6 +66,23 @@ inline unsigned char block_byte(const Block& block, std::size_t i) {
   return static_cast<unsigned char>(word >> (8 * (i % 8)));
 }
 
+// The block's first n bytes, zeros after them. REQUIRES: n <= kBlockBytes.
+inline Block block_prefix(const Block& block, std::size_t n) {
+  const auto keep = [](std::size_t bytes) {
+    return bytes >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
+  };
+  return {block.lo & keep(n), n <= 8 ? 0 : block.hi & keep(n - 8)};
+}
+
+// The block with byte i replaced by c. REQUIRES: i < kBlockBytes.
+inline Block block_with_byte(Block block, std::size_t i, char c) {
+  std::uint64_t& word = i < 8 ? block.lo : block.hi;
+  const unsigned shift = 8 * static_cast<unsigned>(i % 8);
+  word = (word & ~(std::uint64_t{0xFF} << shift)) | std::uint64_t{static_cast<unsigned char>(c)}
+                                                        << shift;
+  return block;
+}
+
 // The first byte position at which the blocks differ, kBlockBytes when equal.
 inline std::size_t block_mismatch(const Block& a, const Block& b) {
   if (const std::uint64_t x = a.lo ^ b.lo) return static_cast<std::size_t>(std::countr_zero(x)) / 8;

@@ -116,6 +116,12 @@ class KeyBuffer {
     }
     size_ = s.size();
   }
+  // The key `block` holds, of `size` bytes. REQUIRES: size <= kBlockBytes and
+  // the block zero past the key.
+  void assign(const detail::Block& block, std::size_t size) {
+    store_head(block);
+    size_ = size;
+  }
   void append(std::string_view s) {
     for (char c : s) push_back(c);
   }
@@ -333,6 +339,21 @@ Status key_after(std::string_view a, RandomSource& jitter, KeyBuffer& out) {
   return within_cap(out);
 }
 
+// The common append, whole in registers: after a short valid key whose
+// integer part's last digit does not carry, the next key is that integer
+// part with its last digit stepped up (key_after's first answer, drawing
+// nothing). False, with `out` untouched, for anything else.
+bool append_in_block(std::string_view a, KeyBuffer& out) {
+  if (a.empty() || a.size() > kHeadKey) return false;
+  const detail::Block block = detail::load_block(a);
+  if (!short_valid(a, block)) return false;
+  const std::size_t width = fraction_start(a);
+  const char next = kNextDigit[static_cast<unsigned char>(a[width - 1])];
+  if (next == 0) return false;
+  out.assign(detail::block_with_byte(detail::block_prefix(block, width), width - 1, next), width);
+  return true;
+}
+
 // Both ends given (valid, a < b, d = first_difference(a, b)) into `out`.
 Status key_between(std::string_view a, std::string_view b, std::size_t d, RandomSource& jitter,
                    KeyBuffer& out) {
@@ -499,6 +520,15 @@ KeyResult<std::string> detail::between(const std::string_view* a, const std::str
   // One result object, returned by name on every path, so the key is built
   // in place and never moved.
   KeyResult<std::string> result(std::in_place);
+  if (a && !b && a->size() <= kHeadKey) {
+    bool done = false;
+    result->resize_and_overwrite(kHeadKey, [&](char* p, std::size_t n) {
+      KeyBuffer built(p, n + 1);
+      done = append_in_block(*a, built);
+      return built.size();
+    });
+    if (done) return result;
+  }
   std::size_t difference = 0;
   if (auto error = check_bounds(a, b, difference)) {
     result = std::unexpected(std::move(*error));

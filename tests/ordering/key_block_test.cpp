@@ -46,6 +46,25 @@ TEST(KeyBlock, HoldsTheKeyBytesThenZeros) {
   }
 }
 
+TEST(KeyBlock, PrefixAndByteReplacementKeepTheOtherBytes) {
+  auto random = Mulberry32::from_seed(9);
+  for (int round = 0; round < 2'000; ++round) {
+    const std::string key = random_bytes(random, detail::kBlockBytes, round % 2 == 0);
+    const detail::Block block = detail::load_block(key);
+    const std::size_t n = round % (detail::kBlockBytes + 1);
+    const detail::Block prefix = detail::block_prefix(block, n);
+    const std::size_t at = below(random.next(), detail::kBlockBytes);
+    const char c = static_cast<char>(random.next() & 0xFF);
+    const detail::Block replaced = detail::block_with_byte(block, at, c);
+    for (std::size_t i = 0; i < detail::kBlockBytes; ++i) {
+      const auto byte = static_cast<unsigned char>(key[i]);
+      ASSERT_EQ(detail::block_byte(prefix, i), i < n ? byte : 0) << "prefix " << n << " byte " << i;
+      ASSERT_EQ(detail::block_byte(replaced, i), i == at ? static_cast<unsigned char>(c) : byte)
+          << "byte " << at << " replaced, byte " << i;
+    }
+  }
+}
+
 TEST(KeyBlock, Base62CheckAgreesWithTheByteRanges) {
   auto random = Mulberry32::from_seed(8);
   int accepted = 0;
