@@ -61,6 +61,17 @@ inline Block load_block(std::string_view key) {
   return block;
 }
 
+// Writes the block's 16 bytes to `p` as two whole 8-byte words.
+inline void store_block(char* p, const Block& block) {
+  std::uint64_t words[2] = {block.lo, block.hi};
+  if constexpr (std::endian::native == std::endian::big) {
+    words[0] = std::byteswap(words[0]);
+    words[1] = std::byteswap(words[1]);
+  }
+  std::memcpy(p, &words[0], 8);
+  std::memcpy(p + 8, &words[1], 8);
+}
+
 inline unsigned char block_byte(const Block& block, std::size_t i) {
   const std::uint64_t word = i < 8 ? block.lo : block.hi;
   return static_cast<unsigned char>(word >> (8 * (i % 8)));

@@ -116,12 +116,6 @@ class KeyBuffer {
     }
     size_ = s.size();
   }
-  // The key `block` holds, of `size` bytes. REQUIRES: size <= kBlockBytes and
-  // the block zero past the key.
-  void assign(const detail::Block& block, std::size_t size) {
-    store_head(block);
-    size_ = size;
-  }
   void append(std::string_view s) {
     for (char c : s) push_back(c);
   }
@@ -149,15 +143,7 @@ class KeyBuffer {
   }
 
  private:
-  void store_head(const detail::Block& head) {
-    std::uint64_t words[2] = {head.lo, head.hi};
-    if constexpr (std::endian::native == std::endian::big) {
-      words[0] = std::byteswap(words[0]);
-      words[1] = std::byteswap(words[1]);
-    }
-    std::memcpy(data_, &words[0], 8);
-    std::memcpy(data_ + 8, &words[1], 8);
-  }
+  void store_head(const detail::Block& head) { detail::store_block(data_, head); }
 
   char storage_[kMaxKeyBytes + 16];
   char* data_;
@@ -339,19 +325,60 @@ Status key_after(std::string_view a, RandomSource& jitter, KeyBuffer& out) {
   return within_cap(out);
 }
 
-// The common append, whole in registers: after a short valid key whose
-// integer part's last digit does not carry, the next key is that integer
-// part with its last digit stepped up (key_after's first answer, drawing
-// nothing). False, with `out` untouched, for anything else.
-bool append_in_block(std::string_view a, KeyBuffer& out) {
-  if (a.empty() || a.size() > kHeadKey) return false;
+// A key computed whole in registers, by the two common cases below; size 0
+// when the case does not apply (the general path then answers, errors
+// included).
+struct BlockKey {
+  detail::Block block;
+  std::size_t size = 0;
+};
+
+// The common append: after a short valid key whose integer part's last
+// digit does not carry, the next key is that integer part with its last
+// digit stepped up (key_after's first answer, drawing nothing).
+BlockKey append_in_block(std::string_view a) {
+  if (a.empty() || a.size() > kHeadKey) return {};
   const detail::Block block = detail::load_block(a);
-  if (!short_valid(a, block)) return false;
+  if (!short_valid(a, block)) return {};
   const std::size_t width = fraction_start(a);
   const char next = kNextDigit[static_cast<unsigned char>(a[width - 1])];
-  if (next == 0) return false;
-  out.assign(detail::block_with_byte(detail::block_prefix(block, width), width - 1, next), width);
-  return true;
+  if (next == 0) return {};
+  return {detail::block_with_byte(detail::block_prefix(block, width), width - 1, next), width};
+}
+
+// The common inserts: two short valid keys in order with one integer part.
+// Where their first differing fraction digits (a's read as padded with '0')
+// leave room for a digit between them, b's prefix up to there and the
+// branching digit; where they are consecutive, b's prefix through its digit
+// when b goes on, else a's prefix through its digit and any 'z's after it,
+// then a digit above a's next one. key_between's answers, with its draws.
+BlockKey between_in_block(std::string_view a, std::string_view b, RandomSource& jitter) {
+  if (a.size() > kHeadKey || b.size() > kHeadKey) return {};
+  const detail::Block lower = detail::load_block(a);
+  const detail::Block upper = detail::load_block(b);
+  if (!short_valid(a, lower) || !short_valid(b, upper)) return {};
+  const std::size_t d = detail::block_mismatch(lower, upper);
+  if (!below_at(a, b, d) || d < fraction_start(a)) return {};
+  std::size_t shared = d;
+  if (shared == a.size()) {
+    while (b[shared] == '0') ++shared;  // b's fraction does not end in '0'
+  }
+  const int lo = shared < a.size() ? digit_value(a[shared]) : 0;
+  const int hi = digit_value(b[shared]);
+  if (hi - lo > 1) {
+    if (shared + 1 > kHeadKey) return {};
+    const char digit = branching_digit(lo, hi, jitter);
+    return {detail::block_with_byte(detail::block_prefix(upper, shared), shared, digit),
+            shared + 1};
+  }
+  if (shared + 1 < b.size()) return {detail::block_prefix(upper, shared + 1), shared + 1};
+  if (shared >= a.size()) return {};
+  std::size_t next = shared + 1;
+  while (next < a.size() && a[next] == 'z') ++next;
+  if (next + 1 > kHeadKey) return {};
+  const int from = next < a.size() ? digit_value(a[next]) : 0;
+  const char digit = branching_digit(from, kBase, jitter);
+  return {detail::block_with_byte(detail::block_prefix(lower, next), next, digit), next + 1};
 }
 
 // Both ends given (valid, a < b, d = first_difference(a, b)) into `out`.
@@ -520,14 +547,15 @@ KeyResult<std::string> detail::between(const std::string_view* a, const std::str
   // One result object, returned by name on every path, so the key is built
   // in place and never moved.
   KeyResult<std::string> result(std::in_place);
-  if (a && !b && a->size() <= kHeadKey) {
-    bool done = false;
-    result->resize_and_overwrite(kHeadKey, [&](char* p, std::size_t n) {
-      KeyBuffer built(p, n + 1);
-      done = append_in_block(*a, built);
-      return built.size();
+  const BlockKey quick = !a  ? BlockKey{}
+                         : b ? between_in_block(*a, *b, jitter)
+                             : append_in_block(*a);
+  if (quick.size != 0) {
+    result->resize_and_overwrite(kHeadKey, [&quick](char* p, std::size_t) {
+      detail::store_block(p, quick.block);
+      return quick.size;
     });
-    if (done) return result;
+    return result;
   }
   std::size_t difference = 0;
   if (auto error = check_bounds(a, b, difference)) {
