@@ -16,6 +16,11 @@
 
 namespace bulleted::ordering::detail {
 
+// Everything here is forced inline: as calls, the blocks would pass through
+// memory between two narrower stores and a wider load, which stalls (and
+// whether the compiler inlines them on its own depends on the caller's
+// size).
+
 inline constexpr std::size_t kBlockBytes = 16;
 
 // A key's bytes 0-7 in `lo` and 8-15 in `hi`, byte i at bits 8*(i%8); bytes
@@ -25,14 +30,14 @@ struct Block {
   std::uint64_t hi = 0;
 };
 
-inline std::uint64_t load_le64(const char* p) {
+[[gnu::always_inline]] inline std::uint64_t load_le64(const char* p) {
   std::uint64_t word;
   std::memcpy(&word, p, sizeof word);
   if constexpr (std::endian::native == std::endian::big) word = std::byteswap(word);
   return word;
 }
 
-inline std::uint32_t load_le32(const char* p) {
+[[gnu::always_inline]] inline std::uint32_t load_le32(const char* p) {
   std::uint32_t word;
   std::memcpy(&word, p, sizeof word);
   if constexpr (std::endian::native == std::endian::big) word = std::byteswap(word);
@@ -41,7 +46,7 @@ inline std::uint32_t load_le32(const char* p) {
 
 // REQUIRES: key.size() <= kBlockBytes. Reads only the key's own bytes, with
 // overlapping fixed-size loads instead of a copy of variable length.
-inline Block load_block(std::string_view key) {
+[[gnu::always_inline]] inline Block load_block(std::string_view key) {
   const char* p = key.data();
   const std::size_t n = key.size();
   Block block;
@@ -62,7 +67,7 @@ inline Block load_block(std::string_view key) {
 }
 
 // Writes the block's 16 bytes to `p` as two whole 8-byte words.
-inline void store_block(char* p, const Block& block) {
+[[gnu::always_inline]] inline void store_block(char* p, const Block& block) {
   std::uint64_t words[2] = {block.lo, block.hi};
   if constexpr (std::endian::native == std::endian::big) {
     words[0] = std::byteswap(words[0]);
@@ -72,13 +77,13 @@ inline void store_block(char* p, const Block& block) {
   std::memcpy(p + 8, &words[1], 8);
 }
 
-inline unsigned char block_byte(const Block& block, std::size_t i) {
+[[gnu::always_inline]] inline unsigned char block_byte(const Block& block, std::size_t i) {
   const std::uint64_t word = i < 8 ? block.lo : block.hi;
   return static_cast<unsigned char>(word >> (8 * (i % 8)));
 }
 
 // The block's first n bytes, zeros after them. REQUIRES: n <= kBlockBytes.
-inline Block block_prefix(const Block& block, std::size_t n) {
+[[gnu::always_inline]] inline Block block_prefix(const Block& block, std::size_t n) {
   const auto keep = [](std::size_t bytes) {
     return bytes >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
   };
@@ -86,7 +91,7 @@ inline Block block_prefix(const Block& block, std::size_t n) {
 }
 
 // The block with byte i replaced by c. REQUIRES: i < kBlockBytes.
-inline Block block_with_byte(Block block, std::size_t i, char c) {
+[[gnu::always_inline]] inline Block block_with_byte(Block block, std::size_t i, char c) {
   std::uint64_t& word = i < 8 ? block.lo : block.hi;
   const unsigned shift = 8 * static_cast<unsigned>(i % 8);
   word = (word & ~(std::uint64_t{0xFF} << shift)) | std::uint64_t{static_cast<unsigned char>(c)}
@@ -95,7 +100,7 @@ inline Block block_with_byte(Block block, std::size_t i, char c) {
 }
 
 // The first byte position at which the blocks differ, kBlockBytes when equal.
-inline std::size_t block_mismatch(const Block& a, const Block& b) {
+[[gnu::always_inline]] inline std::size_t block_mismatch(const Block& a, const Block& b) {
   if (const std::uint64_t x = a.lo ^ b.lo) return static_cast<std::size_t>(std::countr_zero(x)) / 8;
   if (const std::uint64_t x = a.hi ^ b.hi) {
     return 8 + static_cast<std::size_t>(std::countr_zero(x)) / 8;
@@ -106,7 +111,7 @@ inline std::size_t block_mismatch(const Block& a, const Block& b) {
 // Whether the first n bytes of the block are all base-62 digits (0-9, A-Z,
 // a-z). One pass over all 16 bytes at once; bytes with the top bit set fail
 // every range, being negative as signed chars.
-inline bool block_is_base62(const Block& block, std::size_t n) {
+[[gnu::always_inline]] inline bool block_is_base62(const Block& block, std::size_t n) {
   using Bytes = signed char __attribute__((vector_size(16)));
   using Words = std::uint64_t __attribute__((vector_size(16)));
   // Built from the words in registers: a 16-byte load of two 8-byte stores

@@ -36,6 +36,11 @@ constexpr std::array<std::uint8_t, 256> kIntegerWidth = [] {
   return table;
 }();
 
+// integer_width() for this file's hot paths, always inline.
+[[gnu::always_inline]] inline std::size_t head_width(char head) {
+  return kIntegerWidth[static_cast<unsigned char>(head)];
+}
+
 // Generation builds a key in a KeyBuffer (below). It fails only when no key
 // of at most kMaxKeyBytes fits, so its outcome is one flag, true on failure
 // (a std::optional<KeyErrorCode> came back through memory in two pieces,
@@ -152,20 +157,22 @@ class KeyBuffer {
 };
 
 // Where the fraction starts; REQUIRES: `key` is valid.
-inline std::size_t fraction_start(std::string_view key) { return integer_width(key[0]); }
+[[gnu::always_inline]] inline std::size_t fraction_start(std::string_view key) {
+  return head_width(key[0]);
+}
 
 // The common case of invalid_reason without building a reason, once the
 // bytes are known to be base-62 digits.
-inline bool valid_shape(std::string_view key) {
+[[gnu::always_inline]] inline bool valid_shape(std::string_view key) {
   if (key.empty() || key.size() > kMaxKeyBytes) return false;
-  const std::size_t width = integer_width(key[0]);
+  const std::size_t width = head_width(key[0]);
   if (width == 0 || key.size() < width) return false;
   if (key.size() == width) return key != kReservedInteger;
   return key.back() != '0';
 }
 
 // A key of at most kBlockBytes, read into `block`.
-inline bool short_valid(std::string_view key, const detail::Block& block) {
+[[gnu::always_inline]] inline bool short_valid(std::string_view key, const detail::Block& block) {
   return detail::block_is_base62(block, key.size()) && valid_shape(key);
 }
 
@@ -187,7 +194,7 @@ inline std::size_t first_difference(std::string_view a, std::string_view b) {
 }
 
 // Whether a < b, given d = first_difference(a, b).
-inline bool below_at(std::string_view a, std::string_view b, std::size_t d) {
+[[gnu::always_inline]] inline bool below_at(std::string_view a, std::string_view b, std::size_t d) {
   if (d >= b.size()) return false;  // b is a prefix of a, or equal
   return d >= a.size() || static_cast<unsigned char>(a[d]) < static_cast<unsigned char>(b[d]);
 }
@@ -195,7 +202,7 @@ inline bool below_at(std::string_view a, std::string_view b, std::size_t d) {
 // An integer part alone: the right width for its head, base-62 digits. The
 // reserved smallest integer counts (it is a valid prefix).
 bool is_integer_part(std::string_view integer) {
-  if (integer.empty() || integer.size() != integer_width(integer[0])) return false;
+  if (integer.empty() || integer.size() != head_width(integer[0])) return false;
   return std::all_of(integer.begin(), integer.end(), [](char c) { return digit_value(c) >= 0; });
 }
 
@@ -250,7 +257,7 @@ Status step_down(KeyBuffer& integer) {
 }
 
 // The branching digit: uniform over the middle half of the open interval.
-inline char branching_digit(int lo, int hi, RandomSource& jitter) {
+[[gnu::always_inline]] inline char branching_digit(int lo, int hi, RandomSource& jitter) {
   const int gap = hi - lo;
   const int margin = (gap + 3) / 4;
   const auto spread = static_cast<std::uint32_t>(gap - 2 * margin + 1);
@@ -336,7 +343,7 @@ struct BlockKey {
 // The common append: after a short valid key whose integer part's last
 // digit does not carry, the next key is that integer part with its last
 // digit stepped up (key_after's first answer, drawing nothing).
-BlockKey append_in_block(std::string_view a) {
+[[gnu::always_inline]] inline BlockKey append_in_block(std::string_view a) {
   if (a.empty() || a.size() > kHeadKey) return {};
   const detail::Block block = detail::load_block(a);
   if (!short_valid(a, block)) return {};
@@ -352,7 +359,8 @@ BlockKey append_in_block(std::string_view a) {
 // branching digit; where they are consecutive, b's prefix through its digit
 // when b goes on, else a's prefix through its digit and any 'z's after it,
 // then a digit above a's next one. key_between's answers, with its draws.
-BlockKey between_in_block(std::string_view a, std::string_view b, RandomSource& jitter) {
+[[gnu::always_inline]] inline BlockKey between_in_block(std::string_view a, std::string_view b,
+                                                        RandomSource& jitter) {
   if (a.size() > kHeadKey || b.size() > kHeadKey) return {};
   const detail::Block lower = detail::load_block(a);
   const detail::Block upper = detail::load_block(b);
@@ -493,7 +501,7 @@ std::string_view error_name(KeyErrorCode code) {
   return "Unknown";
 }
 
-std::size_t integer_width(char head) { return kIntegerWidth[static_cast<unsigned char>(head)]; }
+std::size_t integer_width(char head) { return head_width(head); }
 
 std::optional<std::string> invalid_reason(std::string_view key) {
   if (key.empty()) return "empty key";
@@ -508,7 +516,7 @@ std::optional<std::string> invalid_reason(std::string_view key) {
       return std::string(buf);
     }
   }
-  const std::size_t width = integer_width(key[0]);
+  const std::size_t width = head_width(key[0]);
   if (width == 0) return "head '" + std::string(1, key[0]) + "' is not a letter";
   if (key.size() < width) {
     return "integer part shorter than its head says (" + std::to_string(width) + " bytes)";

@@ -153,5 +153,39 @@ TEST(KeyBlock, BetweenShortBoundsFollowsByteOrderAndValidity) {
   EXPECT_GT(invalid, 5'000);
 }
 
+// between() computes its common cases whole in registers; n_between(a, b, 1)
+// always takes the general path. With the same jitter stream they must give
+// the same key, for appends, prepends and inserts alike.
+TEST(KeyBlock, BetweenGivesTheGeneralPathsKey) {
+  auto random = Mulberry32::from_seed(12);
+  int compared = 0;
+  for (int round = 0; round < 50'000; ++round) {
+    std::string a = short_key(random);
+    std::string b = below(random.next(), 2) ? short_key(random)
+                                            : a.substr(0, a.size() / 2 + 1) + short_key(random);
+    if (b.size() > detail::kBlockBytes) b.resize(detail::kBlockBytes);
+    if (b < a) std::swap(a, b);
+    if (invalid_reason(a) || invalid_reason(b) || a == b) continue;
+    const std::uint32_t seed = random.next();
+    const auto same = [&](std::optional<std::string_view> lower,
+                          std::optional<std::string_view> upper) {
+      auto one = Mulberry32::from_seed(seed);
+      auto other = Mulberry32::from_seed(seed);
+      const auto quick = between(lower, upper, one);
+      const auto general = n_between(lower, upper, 1, other);
+      ASSERT_EQ(quick.has_value(), general.has_value()) << a << " / " << b;
+      if (quick) {
+        ASSERT_EQ(*quick, general->at(0)) << a << " / " << b;
+      }
+      ASSERT_EQ(one.next(), other.next()) << "draws differ: " << a << " / " << b;
+    };
+    same(a, b);
+    same(a, std::nullopt);
+    same(std::nullopt, b);
+    ++compared;
+  }
+  EXPECT_GT(compared, 20'000);
+}
+
 }  // namespace
 }  // namespace bulleted::ordering
