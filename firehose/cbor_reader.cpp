@@ -206,4 +206,11 @@ bool read_map_key(CborReader& reader, const std::string_view* previous, std::str
   return true;
 }
 
+bool read_map_entry(CborReader& reader, std::size_t index, std::string_view& previous,
+                    std::string_view& key, CborItem& value) {
+  if (!read_map_key(reader, index == 0 ? nullptr : &previous, key)) return false;
+  previous = key;
+  return reader.next(value);
+}
+
 }  // namespace bulleted::firehose

@@ -72,4 +72,9 @@ inline bool text_is(std::string_view text, const char (&literal)[N]) {
 // in canonical order (shorter first, then bytewise) and not equal to it.
 bool read_map_key(CborReader& reader, const std::string_view* previous, std::string_view& key);
 
+// Reads entry `index` of a map: its key (checked against `previous`, which
+// it then replaces) and the first item of its value.
+bool read_map_entry(CborReader& reader, std::size_t index, std::string_view& previous,
+                    std::string_view& key, CborItem& value);
+
 }  // namespace bulleted::firehose

@@ -136,11 +136,7 @@ bool read_commit_op(CborReader& reader, const CborItem& map, CommitOp& op) {
   for (std::size_t i = 0; i < map.size; ++i) {
     std::string_view key;
     CborItem value;
-    if (!read_map_key(reader, i == 0 ? nullptr : &previous, key) || key.starts_with('$') ||
-        !reader.next(value)) {
-      return false;
-    }
-    previous = key;
+    if (!read_map_entry(reader, i, previous, key, value) || key.starts_with('$')) return false;
     if (text_is(key, "action")) {
       if (value.kind != CborKind::kText ||
           (!text_is(value.data, "create") && !text_is(value.data, "update") &&
@@ -181,11 +177,7 @@ bool read_commit(std::string_view body, CommitEvent& e) {
   for (std::size_t i = 0; i < map.size; ++i) {
     std::string_view key;
     CborItem value;
-    if (!read_map_key(reader, i == 0 ? nullptr : &previous, key) || key.starts_with('$') ||
-        !reader.next(value)) {
-      return false;
-    }
-    previous = key;
+    if (!read_map_entry(reader, i, previous, key, value) || key.starts_with('$')) return false;
     const bool text = value.kind == CborKind::kText;
     if (text_is(key, "seq")) {
       if (value.kind != CborKind::kInteger || value.integer < 0) return false;

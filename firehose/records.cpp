@@ -67,9 +67,10 @@ class BlockRecordFields final : public schema::RecordFields {
     std::string_view previous;
     for (std::size_t i = 0; i < entries; ++i) {
       std::string_view key;
-      if (!read_map_key(reader, i == 0 ? nullptr : &previous, key)) return false;
-      previous = key;
-      if (text_is(key, "$link") || text_is(key, "$bytes") || !reader.next(item)) return false;
+      if (!read_map_entry(reader, i, previous, key, item) || text_is(key, "$link") ||
+          text_is(key, "$bytes")) {
+        return false;
+      }
       Field& field = fields_[count_++];
       field.key = key.data();
       field.key_size = key.size();
