@@ -105,7 +105,7 @@ class KeyBuffer {
 
   char storage_[kMaxKeyBytes + 16];
   char* data_;
-  std::size_t capacity_;
+  [[maybe_unused]] std::size_t capacity_;  // read by the asserts only
   std::size_t size_ = 0;
 };
 
