@@ -7,7 +7,6 @@
 
 #include "firehose/cbor_reader.hpp"
 #include "schema/base64.hpp"
-#include "schema/node_record.hpp"
 
 namespace bulleted::firehose {
 namespace {

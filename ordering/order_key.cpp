@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 
 #include "ordering/key_block.hpp"
 #include "ordering/key_buffer.hpp"
