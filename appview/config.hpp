@@ -27,8 +27,8 @@ struct Config {
   // firehose
   std::optional<std::string> firehose_url;
   int firehose_queue_frames = 1000;
-  int firehose_max_batch_ops = 2000;
-  int firehose_max_batch_events = 500;
+  int firehose_max_batch_ops = 5000;
+  int firehose_max_batch_events = 1000;
   int firehose_max_batch_latency_ms = 200;
   int firehose_reconnect_min_ms = 500;
   int firehose_reconnect_max_ms = 60'000;

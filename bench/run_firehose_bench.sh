@@ -12,28 +12,32 @@ cd "$root"
 frames="$(mktemp "${TMPDIR:-/tmp}/bulleted-frames-XXXXXX")"
 trap 'rm -f "$frames"' EXIT
 "${BUILD_DIR:-build}/bench/make_frames" "$frames" "${1:-5000}"
-# The decoders run alternately ROUNDS times (default 3; the host's load moves
-# either side by 20-50% within a minute) and the ratio is the median of the
-# per-round ratios; decode + apply runs once, after them.
+# The decoders and decode + apply run in turn ROUNDS times (default 3; the
+# host's load moves either side by 20-50% within a minute): the decoder ratio
+# is the median of the per-round ratios, and apply is reported as the median
+# and the slowest of its rounds.
 rounds="${ROUNDS:-3}"
 cpp_rounds=()
 js_rounds=()
+apply_rounds=()
 for round in $(seq "$rounds"); do
   cpp_rounds+=("$("${BUILD_DIR:-build}/bench/firehose_bench" "$frames" --decode-only)")
   js_rounds+=("$(tests/e2e/pds/node22 bench/js/decode_frames.mjs "$root/tests/e2e/pds" "$frames")")
+  apply_rounds+=("$("${BUILD_DIR:-build}/bench/firehose_bench" "$frames" | tail -n 1)")
 done
-apply=$("${BUILD_DIR:-build}/bench/firehose_bench" "$frames" | tail -n 1)
-printf '%s\n' "${cpp_rounds[@]}" "${js_rounds[@]}" "$apply"
-python3 - "$apply" "${cpp_rounds[@]}" "${js_rounds[@]}" <<'PY'
+printf '%s\n' "${cpp_rounds[@]}" "${js_rounds[@]}" "${apply_rounds[@]}"
+python3 - "$rounds" "${cpp_rounds[@]}" "${js_rounds[@]}" "${apply_rounds[@]}" <<'PY'
 import json, statistics, sys
-apply = json.loads(sys.argv[1])
+n = int(sys.argv[1])
 rest = [json.loads(a) for a in sys.argv[2:]]
-cpp, js = rest[:len(rest) // 2], rest[len(rest) // 2:]
+cpp, js, apply = rest[:n], rest[n:2 * n], rest[2 * n:]
 ratios = [c["framesPerSecond"] / j["framesPerSecond"] for c, j in zip(cpp, js)]
 median = lambda key, rows: statistics.median(r[key] for r in rows)
 print(f"decode ({len(ratios)} alternating rounds, medians): C++ {median('framesPerSecond', cpp):,.0f} frames/s, "
       f"{median('opsPerSecond', cpp):,.0f} ops/s; JS {median('framesPerSecond', js):,.0f} frames/s, "
       f"{median('opsPerSecond', js):,.0f} ops/s; C++/JS {statistics.median(ratios):.1f}x "
       f"(rounds: {' '.join(f'{r:.1f}' for r in ratios)})")
-print(f"decode + apply:  C++ {apply['framesPerSecond']:,.0f} frames/s, {apply['opsPerSecond']:,.0f} node ops/s applied to SQLite")
+print(f"decode + apply ({n} rounds): C++ {median('framesPerSecond', apply):,.0f} frames/s, "
+      f"{median('opsPerSecond', apply):,.0f} node ops/s applied to SQLite in the median, "
+      f"{min(a['opsPerSecond'] for a in apply):,.0f} in the slowest round")
 PY

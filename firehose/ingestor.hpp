@@ -42,8 +42,8 @@ class WrittenRevs {
 
 struct IngestOptions {
   std::string source = "firehose";        // cursor name in the store
-  std::size_t max_batch_ops = 2000;       // node ops in one transaction
-  std::size_t max_batch_events = 500;     // events in one transaction
+  std::size_t max_batch_ops = 5000;       // node ops in one transaction
+  std::size_t max_batch_events = 1000;    // events in one transaction
   std::size_t max_held_commits = 10'000;  // per repo, while it resyncs
   const WrittenRevs* written = nullptr;   // revs written by this app view
 };

@@ -221,7 +221,12 @@ namespace {
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (unsigned char c : text) {
+  std::size_t plain = 0;  // start of the run of characters written as they are
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, plain, i - plain);
+    plain = i + 1;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -245,15 +250,12 @@ void append_json_string(std::string& out, std::string_view text) {
         out += "\\t";
         break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 15]);
     }
   }
+  out.append(text, plain);
   out.push_back('"');
 }
 
@@ -262,7 +264,9 @@ void append_json_string(std::string& out, std::string_view text) {
 std::string to_json_text(const NodeRecord& record) {
   // Keys in the order nlohmann::json (a std::map) writes them.
   std::string out = "{\"$type\":\"app.bulleted.node\"";
-  out.reserve(64 + record.text.size() + (record.note ? record.note->size() : 0));
+  const auto size = [](const std::optional<std::string>& text) { return text ? text->size() : 0; };
+  out.reserve(128 + record.text.size() + record.created_at.size() + size(record.note) +
+              size(record.parent) + size(record.sort_key));
   if (record.completed) out += ",\"completed\":true";
   out += ",\"createdAt\":";
   append_json_string(out, record.created_at);

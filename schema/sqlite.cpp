@@ -27,6 +27,15 @@ Statement& Statement::bind(int index, const std::optional<std::string>& text) {
   return text ? bind(index, std::string_view(*text)) : bind_null(index);
 }
 
+Statement& Statement::bind_view(int index, std::string_view text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+  return *this;
+}
+
+Statement& Statement::bind_view(int index, const std::optional<std::string>& text) {
+  return text ? bind_view(index, std::string_view(*text)) : bind_null(index);
+}
+
 Statement& Statement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
   return *this;

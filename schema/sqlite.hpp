@@ -43,11 +43,23 @@ class Statement {
   Statement& bind(int index, bool value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, const std::optional<std::string>& text);
   Statement& bind_null(int index);
+  // Binds text without copying it: the hot write path's binds.
+  // REQUIRES: the text stays alive until the statement has run (SQLite reads
+  // it while stepping; the reset that ends every use clears the binding).
+  Statement& bind_view(int index, std::string_view text);
+  Statement& bind_view(int index, const std::string& text) {
+    return bind_view(index, std::string_view(text));
+  }
+  Statement& bind_view(int index, const std::optional<std::string>& text);
+  Statement& bind_view(int index, std::string&&) = delete;
+  Statement& bind_view(int index, std::optional<std::string>&&) = delete;
 
   // Steps once: true when a row is available, false when done.
   Result<bool> step();
   // Runs to completion, ignoring rows.
   Result<void> run();
+  // Rows inserted, updated or deleted by the statement that ran last.
+  int changes() const { return sqlite3_changes(db_); }
 
   std::string text(int column) const;
   std::optional<std::string> optional_text(int column) const;
@@ -106,6 +118,17 @@ class Database {
   std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
 };
 
+// Binds one argument of the query helpers below: text without a copy (the
+// arguments outlive the query's run), numbers by value.
+template <class Arg>
+void bind_argument(Statement& stmt, int index, const Arg& arg) {
+  if constexpr (std::is_convertible_v<const Arg&, std::string_view>) {
+    stmt.bind_view(index, std::string_view(arg));
+  } else {
+    stmt.bind(index, arg);
+  }
+}
+
 // The first column of the first row of `sql` bound to `args` (in order), or
 // nullopt when there is no row or the value is NULL: single-value lookups.
 template <class T, class... Args>
@@ -114,7 +137,7 @@ Result<std::optional<T>> query_value(Database& db, const char* sql, const Args&.
   auto stmt = db.prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
   int index = 0;
-  ((*stmt)->bind(++index, args), ...);
+  (bind_argument(**stmt, ++index, args), ...);
   auto row = (*stmt)->step();
   if (!row) return std::unexpected(row.error());
   if (!*row || (*stmt)->is_null(0)) return std::optional<T>();
@@ -131,7 +154,7 @@ Result<std::vector<std::string>> query_texts(Database& db, const char* sql, cons
   auto stmt = db.prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
   int index = 0;
-  ((*stmt)->bind(++index, args), ...);
+  (bind_argument(**stmt, ++index, args), ...);
   std::vector<std::string> out;
   while (true) {
     auto row = (*stmt)->step();

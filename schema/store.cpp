@@ -17,30 +17,17 @@ std::unexpected<Error> pass(const Result<T>& result) {
   return std::unexpected(result.error());
 }
 
-// What the store holds for one record: the rev of its live row and of its
-// tombstone (at most one of them exists after any apply).
-struct StoredRevs {
-  std::optional<std::string> row;
-  std::optional<std::string> tombstone;
-  const std::optional<std::string>& newest() const {
-    if (!row) return tombstone;
-    if (!tombstone) return row;
-    return *row > *tombstone ? row : tombstone;
-  }
-};
-
-Result<StoredRevs> stored_revs(Database& db, std::string_view did, std::string_view rkey) {
-  auto stmt = db.prepare(
-      "SELECT (SELECT rev FROM nodes WHERE did = ?1 AND rkey = ?2),"
-      " (SELECT rev FROM tombstones WHERE did = ?1 AND rkey = ?2)");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did).bind(2, rkey);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  return StoredRevs{(*stmt)->optional_text(0), (*stmt)->optional_text(1)};
+// The rev of a record's tombstone, if it was deleted.
+Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view did,
+                                                 std::string_view rkey) {
+  return query_value<std::string>(db, "SELECT rev FROM tombstones WHERE did = ?1 AND rkey = ?2",
+                                  did, rkey);
 }
 
-Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq, bool had_tombstone) {
+// Writes the record unless its row holds the same or a newer rev (the rev
+// guard is the statement's own, so the row is looked up once); false when
+// the op was stale.
+Result<bool> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
   const NodeRecord& record = *op.record;
   auto stmt = db.prepare(
       "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
@@ -50,43 +37,60 @@ Result<void> upsert_node(Database& db, const RecordOp& op, std::int64_t seq, boo
       " cid = excluded.cid, rev = excluded.rev, parent_raw = excluded.parent_raw,"
       " sort_key_raw = excluded.sort_key_raw, text = excluded.text, note = excluded.note,"
       " completed = excluded.completed, created_at = excluded.created_at,"
-      " record = excluded.record, change_seq = excluded.change_seq");
+      " record = excluded.record, change_seq = excluded.change_seq"
+      " WHERE excluded.rev > nodes.rev");
   if (!stmt) return pass(stmt);
+  const std::string group = sibling_group(op.did, record.parent);
+  const std::string json = to_json_text(record);
   (*stmt)
-      ->bind(1, op.did)
-      .bind(2, op.rkey)
-      .bind(3, sibling_group(op.did, record.parent))
-      .bind(4, record.effective_sort_key())
-      .bind(5, op.cid)
-      .bind(6, op.rev)
-      .bind(7, record.parent)
-      .bind(8, record.sort_key)
-      .bind(9, record.text)
-      .bind(10, record.note)
+      ->bind_view(1, op.did)
+      .bind_view(2, op.rkey)
+      .bind_view(3, group)
+      .bind_view(4, record.effective_sort_key())
+      .bind_view(5, op.cid)
+      .bind_view(6, op.rev)
+      .bind_view(7, record.parent)
+      .bind_view(8, record.sort_key)
+      .bind_view(9, record.text)
+      .bind_view(10, record.note)
       .bind(11, record.completed)
-      .bind(12, record.created_at)
-      .bind(13, to_json_text(record))
+      .bind_view(12, record.created_at)
+      .bind_view(13, json)
       .bind(14, seq);
-  if (auto r = (*stmt)->run(); !r) return r;
-  if (!had_tombstone) return {};
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  return (*stmt)->changes() > 0;
+}
+
+Result<void> clear_tombstone(Database& db, const RecordOp& op) {
   auto clear = db.prepare("DELETE FROM tombstones WHERE did = ?1 AND rkey = ?2");
   if (!clear) return pass(clear);
   (*clear)->bind(1, op.did).bind(2, op.rkey);
   return (*clear)->run();
 }
 
-Result<void> delete_node(Database& db, const RecordOp& op, std::int64_t seq) {
-  auto remove = db.prepare("DELETE FROM nodes WHERE did = ?1 AND rkey = ?2");
+// Deletes the record's row and writes its tombstone unless the row holds the
+// same or a newer rev; false when the op was stale. The caller has checked
+// the tombstone.
+Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq) {
+  auto remove = db.prepare("DELETE FROM nodes WHERE did = ?1 AND rkey = ?2 AND rev < ?3");
   if (!remove) return pass(remove);
-  (*remove)->bind(1, op.did).bind(2, op.rkey);
-  if (auto r = (*remove)->run(); !r) return r;
+  (*remove)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev);
+  if (auto r = (*remove)->run(); !r) return pass(r);
+  if ((*remove)->changes() == 0) {
+    // No row, or a newer one.
+    auto newer = query_value<std::int64_t>(db, "SELECT 1 FROM nodes WHERE did = ?1 AND rkey = ?2",
+                                           op.did, op.rkey);
+    if (!newer) return pass(newer);
+    if (*newer) return false;
+  }
   auto tomb = db.prepare(
       "INSERT INTO tombstones (did, rkey, rev, change_seq) VALUES (?1, ?2, ?3, ?4)"
       " ON CONFLICT (did, rkey) DO UPDATE SET rev = excluded.rev, change_seq = "
       "excluded.change_seq");
   if (!tomb) return pass(tomb);
   (*tomb)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev).bind(4, seq);
-  return (*tomb)->run();
+  if (auto r = (*tomb)->run(); !r) return pass(r);
+  return true;
 }
 
 Result<void> write_status(Database& db, std::string_view did, RepoStatus status) {
@@ -209,17 +213,25 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       ++outcome.ignored;
       continue;
     }
-    auto stored = stored_revs(*db_, op.did, op.rkey);
-    if (!stored) return pass(stored);
-    if (const auto& newest = stored->newest(); newest && op.rev <= *newest) {
+    // An op applies only when its rev is newer than both the record's
+    // tombstone and its row (at most one of them exists after any apply).
+    auto tombstone = tombstone_rev(*db_, op.did, op.rkey);
+    if (!tombstone) return pass(tombstone);
+    if (*tombstone && op.rev <= **tombstone) {
       ++outcome.stale;
       continue;
     }
-    if (op.kind == OpKind::kDelete || !op.record) {
-      if (auto r = delete_node(*db_, op, ++seq); !r) return pass(r);
-    } else {
-      if (auto r = upsert_node(*db_, op, ++seq, stored->tombstone.has_value()); !r) return pass(r);
+    const bool deleting = op.kind == OpKind::kDelete || !op.record;
+    auto applied = deleting ? delete_node(*db_, op, seq + 1) : upsert_node(*db_, op, seq + 1);
+    if (!applied) return pass(applied);
+    if (!*applied) {
+      ++outcome.stale;
+      continue;
     }
+    if (!deleting && *tombstone) {
+      if (auto r = clear_tombstone(*db_, op); !r) return pass(r);
+    }
+    ++seq;
     ++outcome.applied;
   }
   // Only the newest rev of each repo matters.

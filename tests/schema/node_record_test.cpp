@@ -120,7 +120,10 @@ TEST(NodeRecord, DirectJsonTextMatchesTheJsonLibrary) {
   record.created_at = "2026-11-30T12:00:00.000Z";
   for (std::string text : {std::string("plain"), std::string("quote \" backslash \\ slash /"),
                            std::string("controls \b\f\n\r\t \x01\x1f \x7f"),
-                           std::string("unicode caf\xC3\xA9 \xF0\x9F\x98\x80"), std::string()}) {
+                           std::string("unicode caf\xC3\xA9 \xF0\x9F\x98\x80"), std::string(),
+                           // Escapes first, last and side by side, between runs of plain text.
+                           std::string("\"first"), std::string("last\\"), std::string("\n\n\x02\""),
+                           std::string("a\tb\tc")}) {
     record.text = text;
     EXPECT_EQ(to_json_text(record), to_json(record).dump()) << text;
     record.note = text + " note";

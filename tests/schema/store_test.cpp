@@ -100,6 +100,19 @@ TEST_F(StoreTest, ApplyOnlyNewerRevs) {
   // A newer create brings it back.
   apply({upsert({.rkey = "a", .text = "v4", .rev = 4})});
   EXPECT_EQ(store_->node("did:plc:alice", "a")->text, "v4");
+  // A late delete, older than the row or as old, leaves it and its place in
+  // the changes feed alone.
+  const auto seq = store_->node("did:plc:alice", "a")->change_seq;
+  ApplyBatch late;
+  late.ops = {testing::remove("did:plc:alice", "a", 3), testing::remove("did:plc:alice", "a", 4)};
+  outcome = store_->apply(late);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->applied, 0u);
+  EXPECT_EQ(outcome->stale, 2u);
+  EXPECT_EQ(store_->node("did:plc:alice", "a")->text, "v4");
+  EXPECT_EQ(store_->node("did:plc:alice", "a")->change_seq, seq);
+  apply({upsert({.rkey = "b", .rev = 5})});
+  EXPECT_EQ(store_->node("did:plc:alice", "b")->change_seq, seq + 1);
 }
 
 TEST_F(StoreTest, CursorCommitsWithTheBatch) {
