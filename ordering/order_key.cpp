@@ -260,6 +260,23 @@ struct BlockKey {
   return {detail::block_with_byte(detail::block_prefix(block, width), width - 1, next), width};
 }
 
+// The common prepend, mirror of the append: before a short valid key, its
+// integer part when it has a fraction, else that integer part with its last
+// digit stepped down when it does not borrow (key_before's first answers,
+// drawing nothing; the reserved integer is too long to arise here).
+static_assert(kReservedInteger.size() > kHeadKey);
+[[gnu::always_inline]] inline BlockKey prepend_in_block(std::string_view b) {
+  if (b.empty() || b.size() > kHeadKey) return {};
+  const detail::Block block = detail::load_block(b);
+  if (!short_valid(b, block)) return {};
+  const std::size_t width = fraction_start(b);
+  const detail::Block integer = detail::block_prefix(block, width);
+  if (b.size() > width) return {integer, width};
+  const char previous = kPreviousDigit[static_cast<unsigned char>(b[width - 1])];
+  if (previous == 0) return {};
+  return {detail::block_with_byte(integer, width - 1, previous), width};
+}
+
 // The common inserts: two short valid keys in order with one integer part.
 // Where their first differing fraction digits (a's read as padded with '0')
 // leave room for a digit between them, b's prefix up to there and the
@@ -462,7 +479,7 @@ KeyResult<std::string> detail::between(const std::string_view* a, const std::str
   // One result object, returned by name on every path, so the key is built
   // in place and never moved.
   KeyResult<std::string> result(std::in_place);
-  const BlockKey quick = !a  ? BlockKey{}
+  const BlockKey quick = !a  ? (b ? prepend_in_block(*b) : BlockKey{})
                          : b ? between_in_block(*a, *b, jitter)
                              : append_in_block(*a);
   if (quick.size != 0) {

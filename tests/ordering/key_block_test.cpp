@@ -187,5 +187,37 @@ TEST(KeyBlock, BetweenGivesTheGeneralPathsKey) {
   EXPECT_GT(compared, 20'000);
 }
 
+// Appends and prepends after and before short keys, valid or not: the same
+// key and draws as the general path, or the same error.
+TEST(KeyBlock, OpenEndsGiveTheGeneralPathsAnswer) {
+  auto random = Mulberry32::from_seed(13);
+  int keys = 0;
+  int errors = 0;
+  for (int round = 0; round < 50'000; ++round) {
+    const std::string key = short_key(random);
+    const std::uint32_t seed = random.next();
+    for (const bool append : {true, false}) {
+      auto one = Mulberry32::from_seed(seed);
+      auto other = Mulberry32::from_seed(seed);
+      const auto lower = append ? std::optional<std::string_view>(key) : std::nullopt;
+      const auto upper = append ? std::nullopt : std::optional<std::string_view>(key);
+      const auto quick = between(lower, upper, one);
+      const auto general = n_between(lower, upper, 1, other);
+      ASSERT_EQ(quick.has_value(), general.has_value()) << key;
+      if (quick) {
+        ASSERT_EQ(*quick, general->at(0)) << key;
+        ASSERT_TRUE(append ? key < *quick : *quick < key) << key << " -> " << *quick;
+        ++keys;
+      } else {
+        ASSERT_EQ(quick.error().code, general.error().code) << key;
+        ++errors;
+      }
+      ASSERT_EQ(one.next(), other.next()) << "draws differ: " << key;
+    }
+  }
+  EXPECT_GT(keys, 20'000);
+  EXPECT_GT(errors, 10'000);
+}
+
 }  // namespace
 }  // namespace bulleted::ordering
