@@ -71,7 +71,7 @@ std::string FirehoseConsumer::subscribe_url(const std::string& base,
 
 Result<void> FirehoseConsumer::start() {
   // Read the committed cursor up front: the first connection resumes after it.
-  auto store = schema::Store::open(options_.db_path);
+  auto store = schema::Store::open(options_.db_path, options_.store);
   if (!store) return std::unexpected(store.error());
   auto cursor = (*store)->cursor(options_.ingest.source);
   if (!cursor) return std::unexpected(cursor.error());
@@ -171,7 +171,7 @@ void FirehoseConsumer::connection_loop() {
 
 void FirehoseConsumer::indexing_loop() {
   auto shared = shared_;
-  auto store = schema::Store::open(options_.db_path);
+  auto store = schema::Store::open(options_.db_path, options_.store);
   if (!store) {
     spdlog::error("firehose: cannot open the index: {}", store.error().message);
     shared->indexing_done = true;

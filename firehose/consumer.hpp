@@ -21,6 +21,7 @@
 #include "firehose/metrics.hpp"
 #include "firehose/websocket_session.hpp"
 #include "schema/error.hpp"
+#include "schema/store.hpp"
 
 namespace bulleted::firehose {
 
@@ -28,6 +29,7 @@ struct ConsumerOptions {
   // ws(s)://host[:port] or the full .../xrpc/com.atproto.sync.subscribeRepos.
   std::string url;
   std::string db_path;
+  schema::StoreOptions store;
   IngestOptions ingest;
   std::size_t queue_frames = 1000;
   std::chrono::milliseconds max_batch_latency{200};

@@ -26,6 +26,7 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   firehose::ConsumerOptions options;
   options.url = *config.firehose_url;
   options.db_path = config.db_path;
+  options.store.busy_timeout_ms = config.busy_timeout_ms;
   options.ingest.max_batch_ops = static_cast<std::size_t>(config.firehose_max_batch_ops);
   options.ingest.max_batch_events = static_cast<std::size_t>(config.firehose_max_batch_events);
   options.queue_frames = static_cast<std::size_t>(config.firehose_queue_frames);
