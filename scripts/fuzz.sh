@@ -113,7 +113,8 @@ status=0
 for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"
-  while IFS= read -r file; do cp -n "$file" "$corpus/" 2>/dev/null || true; done < <(seed "$target")
+  # Named by their whole path: fixtures of different folders share file names.
+  while IFS= read -r file; do cp -n "$file" "$corpus/${file//\//_}" 2>/dev/null || true; done < <(seed "$target")
   echo "fuzz: $target for ${seconds}s ($(ls "$corpus" | wc -l) inputs in the corpus)"
   if ! "$build/tests/fuzz/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$build/artifacts/$target-" -print_final_stats=1 2>"$build/$target.log"; then
