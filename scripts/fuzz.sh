@@ -60,42 +60,9 @@ seed_api() {  # one body per procedure: the first byte picks it
   find "$dir" -type f
 }
 
-seed_records() {  # the node record blocks inside the fixtures' CAR files
-  local dir="$build/seed/frame_fuzz"
-  mkdir -p "$dir"
-  python3 - "$dir" <<'PY'
-import pathlib, sys
-out = pathlib.Path(sys.argv[1])
-def varint(b, i):
-    value, shift = 0, 0
-    while True:
-        byte = b[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, i
-for car in sorted(pathlib.Path("tests/fixtures/firehose/run").glob("*.car")):
-    data = car.read_bytes()
-    length, i = varint(data, 0)
-    i += length  # the header
-    while i < len(data):
-        length, i = varint(data, i)
-        end, j = i + length, i
-        for _ in range(3):  # CID version, codec, hash code
-            _, j = varint(data, j)
-        length, j = varint(data, j)  # digest
-        block = data[j + length:end]
-        if b"$type" in block and b"app.bulleted.node" in block:
-            (out / f"record-{car.stem}-{i}").write_bytes(block)
-        i = end
-PY
-  find "$dir" -type f
-}
-
 seed() {  # seed TARGET: fixture files that make a good starting corpus
   case "$1" in
-    frame_fuzz) find tests/fixtures/firehose -name '*.bin' && seed_records ;;
+    frame_fuzz) find tests/fixtures/firehose -name '*.bin' -o -name '*.cbor' ;;
     outline_fuzz) seed_outline ;;
     dag_cbor_fuzz) seed_dag_cbor ;;
     car_fuzz) find tests/fixtures/firehose/run -name '*.car' ;;
