@@ -58,7 +58,8 @@ class Statement {
   Result<bool> step();
   // Runs to completion, ignoring rows.
   Result<void> run();
-  // Rows inserted, updated or deleted by the statement that ran last.
+  // Rows inserted, updated or deleted by the last INSERT, UPDATE or DELETE
+  // that completed on this connection: read it right after run().
   int changes() const { return sqlite3_changes(db_); }
 
   std::string text(int column) const;
