@@ -2,8 +2,14 @@
 // the HTTP server receives. Queries are public; procedures need a bearer
 // token for the repo they write (local mode).
 //
-// Thread-safe: each worker thread uses its own SQLite connection; writes to
-// one sibling group are serialized by the group locks.
+// admit() decides what the front may do before a body is read: the route
+// and HTTP method, the body limit of the method, the credentials of a
+// procedure (none: 401 unread; a token that is not valid: 401, counted
+// against the client's address), and the client's rate limits. handle()
+// then answers with the body.
+//
+// Thread-safe: each thread uses its own SQLite connection; writes to one
+// sibling group are serialized by the group locks.
 #pragma once
 
 #include <atomic>
@@ -11,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "appview/client_address.hpp"
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
 #include "appview/import_jobs.hpp"
@@ -40,10 +47,28 @@ struct PdsServices {
   firehose::WrittenRevs& written;
 };
 
+// Request bodies the front reads without credentials, and for queries.
+inline constexpr std::size_t kSignInBodyBytes = 8 * 1024;
+inline constexpr std::size_t kQueryBodyBytes = 8 * 1024;
+// What every query costs before its answer's bytes (limits.queryBytesPerMinute).
+inline constexpr double kQueryBaseCost = 1024;
+
 struct AppContext {
-  explicit AppContext(const Config& c) : config(c), procedure_limits(c.procedure_rate_per_minute) {}
+  explicit AppContext(const Config& c)
+      : config(c),
+        proxies(TrustedProxies::parse(c.trusted_proxies).value_or(TrustedProxies())),
+        procedure_limits(c.procedure_rate_per_minute),
+        query_limits(static_cast<double>(c.query_bytes_per_minute)),
+        sign_in_limits(c.sign_in_per_minute),
+        sign_in_account_limits(c.sign_in_per_account_per_minute),
+        exports(c.max_concurrent_exports) {}
   const Config& config;
-  RateLimiter procedure_limits;  // per client, on procedures
+  TrustedProxies proxies;
+  RateLimiter procedure_limits;        // per valid token, else per address
+  RateLimiter query_limits;            // bytes per address
+  RateLimiter sign_in_limits;          // createSession per address
+  RateLimiter sign_in_account_limits;  // createSession per identifier
+  LongRequestGate exports;
   GroupLocks locks;
   ordering::TidClock clock;
   RequestMetrics metrics;
@@ -59,18 +84,26 @@ struct AppContext {
 class Api {
  public:
   explicit Api(AppContext& context) : context_(context) {}
+  // Runs on a listener thread before the body is read (see above).
+  Admission admit(const HttpRequestHead& head);
   HttpResponse handle(const HttpRequest& request);
 
  private:
   friend struct ApiMethods;
   schema::Store& store();
   Result<std::string> authorize(const HttpRequest& request, const std::string& repo);
+  // The DID a bearer token speaks for in this mode, or nullopt.
+  Result<std::optional<std::string>> bearer_did(std::string_view token);
+  HttpResponse refused(const std::string& label, HttpResponse response);
   HttpResponse health();
   HttpResponse ready();
   HttpResponse metrics();
 
   AppContext& context_;
 };
+
+// The token of an `Authorization: Bearer <token>` header, or nullopt.
+std::optional<std::string> bearer_token(const HttpRequestHead& request);
 
 // A new bearer token (random, 256 bits) and the digest stored for it.
 std::string new_token();

@@ -1,5 +1,10 @@
 #include "appview/api_methods.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <variant>
+
+#include "appview/json_body.hpp"
 #include "appview/views.hpp"
 #include "appview/writer.hpp"
 #include "appview/xrpc.hpp"
@@ -60,23 +65,28 @@ class Body {
     if (type.rfind("application/json", 0) != 0) {
       return fail(ErrorCode::kInvalidRequest, "the body must be application/json");
     }
+    auto parsed = JsonBody::parse(request.body);
+    if (!parsed) return std::unexpected(parsed.error());
     Body body;
-    body.json_ = json::parse(request.body, nullptr, false);
-    if (body.json_.is_discarded())
-      return fail(ErrorCode::kInvalidRequest, "the body is not valid JSON");
-    if (!body.json_.is_object())
-      return fail(ErrorCode::kInvalidRequest, "the body must be a JSON object");
+    body.json_ = std::move(*parsed);
     return body;
   }
   Result<std::optional<std::string>> string(const std::string& name) const {
-    auto it = json_.find(name);
-    if (it == json_.end() || it->is_null()) return std::optional<std::string>();
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
     if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
     return std::optional<std::string>(it->get<std::string>());
   }
+  // A string member moved out of the body (for large ones: import content).
+  Result<std::optional<std::string>> take_string(const std::string& name) {
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
+    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
+    return json_.take_string(name);
+  }
   Result<std::optional<bool>> boolean(const std::string& name) const {
-    auto it = json_.find(name);
-    if (it == json_.end() || it->is_null()) return std::optional<bool>();
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<bool>();
     if (!it->is_boolean()) return fail(ErrorCode::kInvalidRequest, name + " must be a boolean");
     return std::optional<bool>(it->get<bool>());
   }
@@ -102,8 +112,8 @@ class Body {
   }
   // "first", "last", or a 0-based index given as a number or a string.
   Result<std::optional<std::string>> position() const {
-    auto it = json_.find("position");
-    if (it == json_.end() || it->is_null()) return std::optional<std::string>();
+    const json* it = json_.find("position");
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
     if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
       return std::optional<std::string>(std::to_string(it->get<std::int64_t>()));
     }
@@ -113,7 +123,7 @@ class Body {
   }
 
  private:
-  json json_;
+  JsonBody json_;
 };
 
 Result<NeighbourIntent> intent_of(const Body& body) {
@@ -254,15 +264,9 @@ struct Write {
   std::unique_ptr<RecordSink> sink;
 };
 
-std::optional<std::string> bearer_of(const HttpRequest& request) {
-  const std::string header = request.header("authorization");
-  if (header.rfind("Bearer ", 0) != 0 || header.size() <= 7) return std::nullopt;
-  return header.substr(7);
-}
-
 // The PDS session a request's bearer token names (pds mode).
 Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
-  auto token = bearer_of(request);
+  auto token = bearer_token(request);
   if (!token) {
     return fail(ErrorCode::kAuthRequired,
                 "procedures need an Authorization: Bearer token from app.bulleted.createSession");
@@ -382,7 +386,7 @@ HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest
   TRY(write, begin_write(api, request));
   TRY(parent, write->body.rkey("parentRkey"));
   TRY(format_name, write->body.string("format"));
-  TRY(content, write->body.string("content"));
+  TRY(content, write->body.take_string("content"));
   const auto format = outline::parse_format(format_name.value_or(""));
   if (!format) {
     return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
@@ -426,11 +430,45 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
   if (!format) {
     return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
   }
-  TRY(tree, read_outline(ApiMethods::store(api), repo, root, outline::ImportLimits{}.max_nodes));
+  // Whatever can fail is decided before the answer starts.
+  if (root) {
+    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+  }
+  auto& context = ApiMethods::context(api);
+  auto entered = context.exports.enter("addr " + context.proxies.client_address(request));
+  if (auto* refusal = std::get_if<LongRequestGate::Refusal>(&entered)) {
+    Error busy{ErrorCode::kRateLimited,
+               *refusal == LongRequestGate::Refusal::kClientBusy
+                   ? "an export for this client is still running; retry when it has finished"
+                   : "too many exports are running (limits.maxConcurrentExports); retry soon"};
+    busy.retry_after_seconds = 5;
+    return error_response(busy);
+  }
+  std::shared_ptr<LongRequestGate::Pass> pass =
+      std::move(std::get<std::unique_ptr<LongRequestGate::Pass>>(entered));
   HttpResponse response;
   response.content_type = *format == outline::Format::kOpml ? "text/x-opml; charset=utf-8"
                                                             : "text/plain; charset=utf-8";
-  response.body = outline::write_outline(*format, tree, "Bulleted export of " + repo);
+  // Produced on this worker thread after the handler returns (so its
+  // connection is this thread's), written as it is read.
+  response.stream = [&api, pass, repo, root, format = *format](ResponseStream& out) {
+    bool open = true;
+    outline::OutlineWriter writer(format, "Bulleted export of " + repo,
+                                  [&](std::string_view piece) {
+                                    if (open) open = out.write(piece);
+                                  });
+    auto walked = walk_outline(ApiMethods::store(api), repo, root,
+                               [&](const outline::OutlineNode& node, std::size_t depth) {
+                                 writer.node(node, depth);
+                                 return open;
+                               });
+    if (!walked) {
+      // The status is sent: all that is left is to cut the answer short.
+      spdlog::error("export of {} failed: {}", repo, walked.error().message);
+      throw std::runtime_error(walked.error().message);
+    }
+    if (open) writer.finish();
+  };
   return response;
 }
 
@@ -443,6 +481,17 @@ HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest
   if (!identifier || !password) {
     return error_response(
         Error{ErrorCode::kInvalidRequest, "identifier and password are required"});
+  }
+  // Per account as well as per address (admit()): many addresses guessing
+  // one account's password are limited too.
+  std::string account = *identifier;
+  for (auto& c : account) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto wait = context.sign_in_account_limits.take("account " + account)) {
+    Error limited{ErrorCode::kRateLimited, "too many sign-in attempts for this account; retry in " +
+                                               std::to_string(*wait) +
+                                               " s (limits.signInPerAccountPerMinute)"};
+    limited.retry_after_seconds = *wait;
+    return error_response(limited);
   }
   TRY(created, context.pds->sessions.create(ApiMethods::store(api), *identifier, *password));
   json out = {{"did", created.session.did}, {"token", created.token}};
@@ -502,17 +551,23 @@ const ApiMethod* find_method(std::string_view nsid) {
   return nullptr;
 }
 
-HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
+std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
+                                              std::string_view http_method) {
   const bool query = method.kind == MethodKind::kQuery;
-  if ((query && request.method != "GET" && request.method != "HEAD") ||
-      (!query && request.method != "POST")) {
+  if ((query && http_method != "GET" && http_method != "HEAD") ||
+      (!query && http_method != "POST")) {
     HttpResponse response = error_response(405, "InvalidRequest",
-                                           "incorrect HTTP method (" + request.method +
+                                           "incorrect HTTP method (" + std::string(http_method) +
                                                "): " + std::string(method.nsid) + " expects " +
                                                (query ? "GET" : "POST"));
     response.headers.emplace_back("Allow", query ? "GET" : "POST");
     return response;
   }
+  return std::nullopt;
+}
+
+HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  if (auto wrong = wrong_http_method(method, request.method)) return std::move(*wrong);
   return method.handler(api, method, request);
 }
 

@@ -2,6 +2,7 @@
 // procedure) and handler.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "appview/api.hpp"
@@ -21,6 +22,9 @@ struct ApiMethod {
 };
 
 const ApiMethod* find_method(std::string_view nsid);
+// The 405 answer when `http_method` does not suit `method`, else nullopt.
+std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
+                                              std::string_view http_method);
 // Checks the HTTP method and runs the handler.
 HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request);
 

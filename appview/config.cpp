@@ -1,5 +1,7 @@
 #include "appview/config.hpp"
 
+#include "appview/client_address.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -99,6 +101,30 @@ const std::vector<Setting>& settings() {
       {"server.port", "BULLETED_PORT", "port", integer(&Config::port, 1, 65535)},
       {"server.threads", "BULLETED_THREADS", "threads", integer(&Config::threads, 1, 64)},
       {"server.shutdownGraceSeconds", "", "", integer(&Config::shutdown_grace_seconds, 0, 600)},
+      {"server.trustedProxies", "BULLETED_TRUSTED_PROXIES", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         // A JSON array of strings, or (from the environment) one string of
+         // comma-separated entries.
+         std::vector<std::string> entries;
+         if (value.is_string()) {
+           std::istringstream parts(value.get<std::string>());
+           for (std::string part; std::getline(parts, part, ',');) {
+             part.erase(0, part.find_first_not_of(' '));
+             part.erase(part.find_last_not_of(' ') + 1);
+             if (!part.empty()) entries.push_back(part);
+           }
+         } else if (value.is_array()) {
+           for (const auto& entry : value) {
+             if (!entry.is_string()) return "must hold strings";
+             entries.push_back(entry.get<std::string>());
+           }
+         } else {
+           return "must be an array of addresses or CIDR ranges";
+         }
+         if (auto parsed = TrustedProxies::parse(entries); !parsed) return parsed.error().message;
+         config.trusted_proxies = std::move(entries);
+         return std::nullopt;
+       }},
       {"database.path", "BULLETED_DB", "db", text(&Config::db_path)},
       {"database.busyTimeoutMs", "", "", integer(&Config::busy_timeout_ms, 0, 600'000)},
       {"mode", "BULLETED_MODE", "mode", text(&Config::mode, {"local", "pds"})},
@@ -129,6 +155,12 @@ const std::vector<Setting>& settings() {
        integer(&Config::max_import_bytes, 1024, 1024L * 1024 * 1024)},
       {"limits.procedureRatePerMinute", "BULLETED_PROCEDURE_RATE", "",
        integer(&Config::procedure_rate_per_minute, 0, 1'000'000)},
+      {"limits.queryBytesPerMinute", "BULLETED_QUERY_BYTES", "",
+       integer(&Config::query_bytes_per_minute, 0, 1L << 40)},
+      {"limits.signInPerMinute", "", "", integer(&Config::sign_in_per_minute, 0, 1'000'000)},
+      {"limits.signInPerAccountPerMinute", "", "",
+       integer(&Config::sign_in_per_account_per_minute, 0, 1'000'000)},
+      {"limits.maxConcurrentExports", "", "", integer(&Config::max_concurrent_exports, 1, 64)},
       {"log.level", "BULLETED_LOG_LEVEL", "log-level",
        text(&Config::log_level, {"trace", "debug", "info", "warn", "error"})},
       {"log.format", "BULLETED_LOG_FORMAT", "log-format",
@@ -244,7 +276,8 @@ nlohmann::json to_json(const Config& c, bool redact) {
        {{"bind", c.bind},
         {"port", c.port},
         {"threads", c.threads},
-        {"shutdownGraceSeconds", c.shutdown_grace_seconds}}},
+        {"shutdownGraceSeconds", c.shutdown_grace_seconds},
+        {"trustedProxies", c.trusted_proxies}}},
       {"database", {{"path", c.db_path}, {"busyTimeoutMs", c.busy_timeout_ms}}},
       {"mode", c.mode},
       {"firehose",
@@ -266,7 +299,11 @@ nlohmann::json to_json(const Config& c, bool redact) {
       {"limits",
        {{"maxBodyBytes", c.max_body_bytes},
         {"maxImportBytes", c.max_import_bytes},
-        {"procedureRatePerMinute", c.procedure_rate_per_minute}}},
+        {"procedureRatePerMinute", c.procedure_rate_per_minute},
+        {"queryBytesPerMinute", c.query_bytes_per_minute},
+        {"signInPerMinute", c.sign_in_per_minute},
+        {"signInPerAccountPerMinute", c.sign_in_per_account_per_minute},
+        {"maxConcurrentExports", c.max_concurrent_exports}}},
       {"log", {{"level", c.log_level}, {"format", c.log_format}}},
       {"auth", {{"sessionKey", session_key}}},
   };

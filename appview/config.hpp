@@ -3,6 +3,7 @@
 // config/appview.example.json documents every key.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -19,6 +20,8 @@ struct Config {
   int port = 2584;
   int threads = 4;
   int shutdown_grace_seconds = 10;
+  // peers whose X-Forwarded-For / X-Real-IP name the client (addresses or CIDR)
+  std::vector<std::string> trusted_proxies;
   // database
   std::string db_path = "data/bulleted.db";
   int busy_timeout_ms = 5000;
@@ -45,6 +48,10 @@ struct Config {
   std::size_t max_body_bytes = 1024 * 1024;
   std::size_t max_import_bytes = 50 * 1024 * 1024;
   int procedure_rate_per_minute = 600;
+  std::int64_t query_bytes_per_minute = 64LL * 1024 * 1024;
+  int sign_in_per_minute = 30;
+  int sign_in_per_account_per_minute = 10;
+  int max_concurrent_exports = 2;
   // logging: level trace|debug|info|warn|error, format text|json
   std::string log_level = "info";
   std::string log_format = "text";

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "appview/secret_box.hpp"
+#include "appview/views.hpp"
 #include "firehose/ingestor.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
@@ -61,6 +62,10 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
     group_keys[group] = std::move(*keys);
   }
   std::map<std::ptrdiff_t, std::size_t> used;
+  // Facets the records may not carry are dropped, the text kept, and each
+  // listed in the job's errors.
+  json errors = json::array();
+  std::size_t facet_problems = 0;
   const std::string root_uri = schema::record_uri(did, schema::kNodeCollection, root_rkey);
   for (std::size_t i = 0; i < outline.nodes.size(); ++i) {
     const auto& node = outline.nodes[i];
@@ -68,7 +73,13 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
     record.text = node.text;
     record.note = node.note;
     record.completed = node.completed;
-    record.facets = node.facets;
+    std::vector<std::string> problems;
+    record.facets = schema::sanitize_facets(node.text, node.facets, &problems);
+    for (const auto& problem : problems) {
+      if (++facet_problems <= kMaxJobErrors) {
+        errors.push_back(created_at + " node " + std::to_string(i + 1) + ": " + problem);
+      }
+    }
     record.created_at = created_at;
     record.parent = node.parent < 0
                         ? root_uri
@@ -114,6 +125,11 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   job.state = "running";
   job.total = static_cast<std::int64_t>(plan.size());
   job.session = request.session;
+  if (facet_problems > kMaxJobErrors) {
+    errors.push_back(created_at + " " + std::to_string(facet_problems - kMaxJobErrors) +
+                     " more facets dropped");
+  }
+  job.errors_json = errors.dump();
   if (auto r = store.create_import_job(job, plan); !r) return std::unexpected(r.error());
   spdlog::info("import {}: planned {} nodes for {} under {}", job.id, job.total, did,
                request.parent_rkey.value_or("the top level"));
@@ -339,76 +355,88 @@ outline::OutlineNode outline_node(const schema::NodeRow& row, std::ptrdiff_t par
   node.text = row.text;
   node.note = row.note;
   node.completed = row.completed;
-  if (row.record_json.find("\"facets\"") != std::string::npos) {
-    auto record = json::parse(row.record_json, nullptr, false);
-    if (record.is_object() && record.contains("facets") && record["facets"].is_array()) {
-      node.facets = record["facets"];
-    }
-  }
+  node.facets = row_facets(row);
   return node;
 }
 
-Result<std::vector<schema::NodeRow>> all_children(schema::Store& store, const std::string& did,
-                                                  const std::optional<std::string>& parent) {
-  std::vector<schema::NodeRow> out;
-  std::optional<std::string> cursor;
-  do {
-    auto page =
-        store.children({.did = did, .parent_rkey = parent, .limit = 1000, .cursor = cursor});
-    if (!page) return std::unexpected(page.error());
-    for (auto& row : page->nodes) out.push_back(std::move(row));
-    cursor = page->cursor;
-  } while (cursor);
-  return out;
-}
-
 }  // namespace
+
+Result<void> walk_outline(schema::Store& store, const std::string& did,
+                          const std::optional<std::string>& root,
+                          const std::function<bool(const outline::OutlineNode&, std::size_t)>& visit) {
+  // One frame per open level: its group, a page of the siblings still to
+  // visit and where the next page starts. Memory is the depth times a page.
+  constexpr int kPage = 16;
+  struct Frame {
+    std::optional<std::string> parent;  // nullopt: the top level
+    std::size_t depth;
+    std::vector<schema::NodeRow> page;
+    std::size_t next = 0;
+    std::optional<std::string> cursor;
+    bool exhausted = false;
+  };
+  std::vector<Frame> stack;
+  std::set<std::string> seen;  // a parent cycle reaches a node twice
+  if (root) {
+    auto row = store.node(did, *root);
+    if (!row) return std::unexpected(row.error());
+    seen.insert(*root);
+    if (!visit(outline_node(*row, -1), 0)) return {};
+    if (row->child_count > 0) stack.push_back(Frame{*root, 1, {}, 0, std::nullopt, false});
+  } else {
+    stack.push_back(Frame{std::nullopt, 0, {}, 0, std::nullopt, false});
+  }
+  while (!stack.empty()) {
+    Frame& frame = stack.back();
+    if (frame.next == frame.page.size()) {
+      if (frame.exhausted) {
+        stack.pop_back();
+        continue;
+      }
+      auto page = store.children(
+          {.did = did, .parent_rkey = frame.parent, .limit = kPage, .cursor = frame.cursor});
+      if (!page) return std::unexpected(page.error());
+      frame.page = std::move(page->nodes);
+      frame.next = 0;
+      frame.cursor = page->cursor;
+      frame.exhausted = !page->cursor;
+      continue;
+    }
+    const schema::NodeRow& row = frame.page[frame.next++];
+    if (!seen.insert(row.rkey).second) continue;
+    const std::size_t depth = frame.depth;
+    if (!visit(outline_node(row, -1), depth)) return {};
+    if (row.child_count > 0) {
+      std::string rkey = row.rkey;  // `frame` may move when the stack grows
+      stack.push_back(Frame{std::move(rkey), depth + 1, {}, 0, std::nullopt, false});
+    }
+  }
+  return {};
+}
 
 Result<outline::Outline> read_outline(schema::Store& store, const std::string& did,
                                       const std::optional<std::string>& root,
                                       std::size_t max_nodes) {
   outline::Outline out;
-  struct Frame {
-    std::ptrdiff_t parent;
-    std::vector<schema::NodeRow> children;
-    std::size_t next = 0;
-  };
-  std::vector<Frame> stack;
-  std::set<std::string> seen;
-  auto descend = [&](const std::optional<std::string>& parent_rkey,
-                     std::ptrdiff_t parent_index) -> Result<void> {
-    auto children = all_children(store, did, parent_rkey);
-    if (!children) return std::unexpected(children.error());
-    if (!children->empty()) stack.push_back({parent_index, std::move(*children)});
-    return {};
-  };
-  if (root) {
-    auto row = store.node(did, *root);
-    if (!row) return std::unexpected(row.error());
-    out.nodes.push_back(outline_node(*row, -1));
-    seen.insert(*root);
-    if (auto r = descend(*root, 0); !r) return std::unexpected(r.error());
-  } else {
-    if (auto r = descend(std::nullopt, -1); !r) return std::unexpected(r.error());
-  }
-  while (!stack.empty()) {
-    Frame& frame = stack.back();
-    if (frame.next == frame.children.size()) {
-      stack.pop_back();
-      continue;
-    }
-    const schema::NodeRow& row = frame.children[frame.next++];
-    if (!seen.insert(row.rkey).second) continue;  // a parent cycle
+  std::vector<std::ptrdiff_t> last_at_depth;  // the last node written at each depth
+  bool too_many = false;
+  auto walked = walk_outline(store, did, root, [&](const outline::OutlineNode& node,
+                                                   std::size_t depth) {
     if (out.nodes.size() >= max_nodes) {
-      return fail(ErrorCode::kPayloadTooLarge,
-                  "the outline has more than " + std::to_string(max_nodes) + " nodes");
+      too_many = true;
+      return false;
     }
-    const auto index = static_cast<std::ptrdiff_t>(out.nodes.size());
-    out.nodes.push_back(outline_node(row, frame.parent));
-    if (row.child_count > 0) {
-      const std::string rkey = row.rkey;  // `frame` may move when the stack grows
-      if (auto r = descend(rkey, index); !r) return std::unexpected(r.error());
-    }
+    outline::OutlineNode copy = node;
+    copy.parent = depth == 0 ? -1 : last_at_depth[depth - 1];
+    last_at_depth.resize(depth);
+    last_at_depth.push_back(static_cast<std::ptrdiff_t>(out.nodes.size()));
+    out.nodes.push_back(std::move(copy));
+    return true;
+  });
+  if (!walked) return std::unexpected(walked.error());
+  if (too_many) {
+    return fail(ErrorCode::kPayloadTooLarge,
+                "the outline has more than " + std::to_string(max_nodes) + " nodes");
   }
   return out;
 }

@@ -103,9 +103,15 @@ class ImportRunner {
 
 namespace bulleted::appview {
 
-// A repo's outline as the index holds it (from `root` and its subtree, or the
-// whole top level), in order, for export. Cycle-safe; kPayloadTooLarge past
-// `max_nodes`.
+// Visits a repo's outline as the index holds it (`root` and its subtree, or
+// the whole top level) in pre-order with each node's depth (`root` is depth
+// 0), reading pages of siblings as it goes: memory is the depth times a
+// page, never the outline. Cycle-safe. `visit` returns false to stop.
+Result<void> walk_outline(schema::Store& store, const std::string& did,
+                          const std::optional<std::string>& root,
+                          const std::function<bool(const outline::OutlineNode&, std::size_t)>& visit);
+
+// The same walk collected into an Outline; kPayloadTooLarge past `max_nodes`.
 Result<outline::Outline> read_outline(schema::Store& store, const std::string& did,
                                       const std::optional<std::string>& root,
                                       std::size_t max_nodes);

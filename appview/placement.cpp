@@ -91,17 +91,28 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
     bounds.hi = *first;
     return bounds;
   }
-  if (position == "last") {
+  auto last_bounds = [&]() -> Result<Bounds> {
     auto last = adjacent(store, group, std::nullopt, true, moving);
     if (!last) return std::unexpected(last.error());
     bounds.lo = *last;
     return bounds;
-  }
+  };
+  if (position == "last") return last_bounds();
   std::int64_t index = 0;
   auto [end, ec] = std::from_chars(position.data(), position.data() + position.size(), index);
+  if (ec == std::errc::result_out_of_range && end == position.data() + position.size() &&
+      position.find_first_not_of("0123456789") == std::string::npos) {
+    return last_bounds();  // an index no group can reach: past the end
+  }
   if (ec != std::errc() || end != position.data() + position.size() || index < 0) {
     return fail(ErrorCode::kInvalidRequest,
                 "position must be \"first\", \"last\" or a 0-based index");
+  }
+  if (index == 0) {
+    auto first = adjacent(store, group, std::nullopt, false, moving);
+    if (!first) return std::unexpected(first.error());
+    bounds.hi = *first;
+    return bounds;
   }
   // Positions count the other siblings: past the moving node's own place
   // (when it is in this group) indexes shift by one.
@@ -116,11 +127,12 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
     }
   }
   auto at = [&](std::int64_t i) -> Result<std::optional<SiblingKey>> {
-    if (i < 0) return std::optional<SiblingKey>();
+    // i >= 0 here, and i + 1 cannot overflow: i < index <= INT64_MAX.
     return store.sibling_key_at(group, own_index && i >= *own_index ? i + 1 : i);
   };
   auto lo = at(index - 1);
   if (!lo) return std::unexpected(lo.error());
+  if (!*lo) return last_bounds();  // past the end: last
   auto hi = at(index);
   if (!hi) return std::unexpected(hi.error());
   bounds.lo = *lo;

@@ -1,17 +1,21 @@
-// Per-client limits on procedures: a token bucket per client (its bearer
-// token's digest, else its address) holding `per_minute` requests and
-// refilling at that rate. A client over its limit is told how many seconds
-// to wait (Retry-After). Idle buckets are forgotten, so memory stays bounded
-// by the clients of the last few minutes.
+// Per-client limits: a token bucket per client key holding `per_minute`
+// units and refilling at that rate. A request over the limit is told how
+// many seconds to wait (Retry-After). Units are requests for procedures and
+// sign-in attempts, bytes produced for queries (charged after the work, so a
+// bucket may go below zero: the client then waits until it has refilled).
+// Idle buckets are forgotten, so memory stays bounded by the clients of the
+// last few minutes.
 //
 // Thread-safe.
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace bulleted::appview {
 
@@ -19,22 +23,61 @@ class RateLimiter {
  public:
   using Clock = std::chrono::steady_clock;
   // 0 turns the limit off.
-  explicit RateLimiter(int per_minute) : per_minute_(per_minute) {}
+  explicit RateLimiter(double per_minute) : per_minute_(per_minute) {}
 
-  // nullopt when the request may go ahead; otherwise the seconds to wait.
-  std::optional<int> take(const std::string& client, Clock::time_point now = Clock::now());
+  // Takes `cost` units. nullopt when the request may go ahead; otherwise the
+  // seconds to wait (nothing is taken).
+  std::optional<int> take(const std::string& client, double cost = 1.0,
+                          Clock::time_point now = Clock::now());
+  std::optional<int> take(const std::string& client, Clock::time_point now) {
+    return take(client, 1.0, now);
+  }
+  // Takes `cost` units whatever the bucket holds.
+  void charge(const std::string& client, double cost, Clock::time_point now = Clock::now());
+  bool enabled() const { return per_minute_ > 0; }
 
  private:
   struct Bucket {
     double tokens;
     Clock::time_point updated;
   };
+  Bucket& refill(const std::string& client, Clock::time_point now);
   void forget_idle(Clock::time_point now);
 
-  int per_minute_;
+  double per_minute_;
   std::mutex mutex_;
   std::map<std::string, Bucket> buckets_;
   Clock::time_point last_sweep_{};
+};
+
+// Requests that run long (streamed exports): at most one per client and
+// `total` at once, so that the rest of the worker pool stays free for
+// everyone else.
+class LongRequestGate {
+ public:
+  explicit LongRequestGate(int total) : total_(total) {}
+
+  // A pass that releases its place when destroyed.
+  class Pass {
+   public:
+    Pass(LongRequestGate* gate, std::string client) : gate_(gate), client_(std::move(client)) {}
+    ~Pass();
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+
+   private:
+    LongRequestGate* gate_;
+    std::string client_;
+  };
+  enum class Refusal { kClientBusy, kServerBusy };
+  // A pass, or why there is none.
+  std::variant<std::unique_ptr<Pass>, Refusal> enter(const std::string& client);
+
+ private:
+  std::mutex mutex_;
+  int total_;
+  int running_ = 0;
+  std::map<std::string, int> per_client_;
 };
 
 }  // namespace bulleted::appview

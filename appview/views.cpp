@@ -2,6 +2,14 @@
 
 namespace bulleted::appview {
 
+nlohmann::json row_facets(const schema::NodeRow& row) {
+  if (row.record_json.find("\"facets\"") == std::string::npos) return nullptr;
+  auto record = nlohmann::json::parse(row.record_json, nullptr, false);
+  if (!record.is_object() || !record.contains("facets")) return nullptr;
+  // Rows stored before facets were checked on the way in are checked here.
+  return schema::sanitize_facets(row.text, record["facets"]);
+}
+
 nlohmann::json node_view(const schema::NodeRow& row) {
   nlohmann::json view = {
       {"uri", row.uri()},
@@ -17,10 +25,7 @@ nlohmann::json node_view(const schema::NodeRow& row) {
   };
   if (row.note) view["note"] = *row.note;
   if (row.unattached) view["unattached"] = true;
-  if (row.record_json.find("\"facets\"") != std::string::npos) {
-    auto record = nlohmann::json::parse(row.record_json, nullptr, false);
-    if (record.is_object() && record.contains("facets")) view["facets"] = record["facets"];
-  }
+  if (auto facets = row_facets(row); !facets.is_null()) view["facets"] = std::move(facets);
   return view;
 }
 

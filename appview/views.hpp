@@ -11,6 +11,9 @@ namespace bulleted::appview {
 // {uri, rkey, cid, parent, sortKey, sortKeyValid, text, note?, completed,
 //  createdAt, childCount, unattached?, facets?}
 nlohmann::json node_view(const schema::NodeRow& row);
+// The row's facets as they are served (checked: schema::sanitize_facets), or
+// null.
+nlohmann::json row_facets(const schema::NodeRow& row);
 // {node?, children: [...], more}
 nlohmann::json subtree_view(const schema::SubtreeNode& tree);
 

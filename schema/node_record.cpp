@@ -177,8 +177,152 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
     return std::unexpected("createdAt: " + when.error());
   }
   record.created_at = std::string(created.text);
-  if (fields.get("facets").kind == Kind::kArray) record.facets = fields.facets_json();
+  if (fields.get("facets").kind == Kind::kArray) {
+    record.facets = sanitize_facets(record.text, fields.facets_json());
+  }
   return record;
+}
+
+namespace {
+
+bool utf8_boundary(std::string_view text, std::size_t at) {
+  return at == 0 || at >= text.size() || (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
+}
+
+bool allowed_link(std::string_view uri) {
+  const std::size_t colon = uri.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::string scheme(uri.substr(0, colon));
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "http" || scheme == "https") return uri.substr(colon).starts_with("://");
+  return scheme == "mailto" || scheme == "at";
+}
+
+// A short string field of a feature, or nullopt.
+std::optional<std::string> short_string(const nlohmann::json& feature, const char* name,
+                                        std::size_t max_bytes) {
+  auto it = feature.find(name);
+  if (it == feature.end() || !it->is_string()) return std::nullopt;
+  const auto& value = it->get_ref<const std::string&>();
+  if (value.empty() || value.size() > max_bytes || !is_valid_utf8(value)) return std::nullopt;
+  return value;
+}
+
+// The feature rebuilt from its known fields, or the reason it is dropped.
+std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& feature) {
+  if (!feature.is_object()) return std::unexpected("a feature is not an object");
+  auto type = feature.find("$type");
+  if (type == feature.end() || !type->is_string()) return std::unexpected("a feature has no $type");
+  const std::string& name = type->get_ref<const std::string&>();
+  static constexpr std::string_view kPrefix = "app.bulleted.node#";
+  const std::string_view kind =
+      std::string_view(name).starts_with(kPrefix) ? std::string_view(name).substr(kPrefix.size())
+                                                  : std::string_view();
+  nlohmann::json out = {{"$type", name}};
+  if (kind == "bold" || kind == "italic" || kind == "underline" || kind == "strikethrough" ||
+      kind == "code") {
+    return out;
+  }
+  if (kind == "link") {
+    auto uri = short_string(feature, "uri", kMaxLinkBytes);
+    if (!uri || !allowed_link(*uri)) {
+      return std::unexpected("a link that is not http(s), mailto or at (or too long)");
+    }
+    out["uri"] = *uri;
+    return out;
+  }
+  if (kind == "highlight") {
+    auto color = short_string(feature, "color", 64);
+    if (!color) return std::unexpected("a highlight without a colour of at most 64 bytes");
+    out["color"] = *color;
+    return out;
+  }
+  if (kind == "date") {
+    auto start = short_string(feature, "start", 64);
+    if (!start) return std::unexpected("a date without a start of at most 64 bytes");
+    out["start"] = *start;
+    return out;
+  }
+  return std::unexpected("an unknown feature");
+}
+
+}  // namespace
+
+nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
+                               std::vector<std::string>* problems) {
+  auto note = [&](std::size_t index, const std::string& why) {
+    if (problems != nullptr && problems->size() < 20) {
+      problems->push_back("facet " + std::to_string(index + 1) + " dropped: " + why);
+    }
+  };
+  if (!facets.is_array()) return nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  std::size_t bytes = 2;
+  for (std::size_t i = 0; i < facets.size(); ++i) {
+    const auto& facet = facets[i];
+    if (out.size() >= kMaxFacets) {
+      note(i, "more than " + std::to_string(kMaxFacets) + " facets");
+      break;
+    }
+    if (!facet.is_object()) {
+      note(i, "not an object");
+      continue;
+    }
+    auto index = facet.find("index");
+    auto features = facet.find("features");
+    if (index == facet.end() || !index->is_object() || features == facet.end() ||
+        !features->is_array()) {
+      note(i, "no index or features");
+      continue;
+    }
+    auto start = index->find("byteStart");
+    auto end = index->find("byteEnd");
+    auto offset = [](const nlohmann::json& value) -> std::optional<std::uint64_t> {
+      if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+      if (value.is_number_integer() && value.get<std::int64_t>() >= 0) {
+        return static_cast<std::uint64_t>(value.get<std::int64_t>());
+      }
+      return std::nullopt;
+    };
+    const auto from_value = start == index->end() ? std::nullopt : offset(*start);
+    const auto to_value = end == index->end() ? std::nullopt : offset(*end);
+    if (!from_value || !to_value) {
+      note(i, "a byte range that is not two non-negative integers");
+      continue;
+    }
+    const std::uint64_t from = *from_value;
+    const std::uint64_t to = *to_value;
+    if (from >= to || to > text.size() || !utf8_boundary(text, from) ||
+        !utf8_boundary(text, to)) {
+      note(i, "a byte range outside the text or not on character boundaries");
+      continue;
+    }
+    if (features->empty() || features->size() > kMaxFeatures) {
+      note(i, "from 1 to " + std::to_string(kMaxFeatures) + " features are allowed");
+      continue;
+    }
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& feature : *features) {
+      auto clean = clean_feature(feature);
+      if (clean) {
+        kept.push_back(std::move(*clean));
+      } else {
+        note(i, clean.error());
+      }
+    }
+    if (kept.empty()) continue;
+    nlohmann::json cleaned = {{"index", {{"byteStart", from}, {"byteEnd", to}}},
+                              {"features", std::move(kept)}};
+    const std::size_t size = cleaned.dump().size() + 1;
+    if (bytes + size > kMaxFacetBytes) {
+      note(i, "the facets pass " + std::to_string(kMaxFacetBytes) + " bytes");
+      break;
+    }
+    bytes += size;
+    out.push_back(std::move(cleaned));
+  }
+  if (out.empty()) return nullptr;
+  return out;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bulleted::schema {
 
@@ -56,7 +57,23 @@ class RecordFields {
   virtual nlohmann::json facets_json() const = 0;
 };
 
+// Facets as the index keeps and serves them: each with a byte range inside
+// the text on UTF-8 boundaries (start < end), 1 to kMaxFeatures known
+// features rebuilt from their known fields (a link's URI http, https,
+// mailto or at, at most kMaxLinkBytes; a highlight's colour and a date's
+// start at most 64 bytes), at most kMaxFacets of them in at most
+// kMaxFacetBytes of JSON. Whatever breaks a rule is dropped (the text is
+// never touched) and, when `problems` is given, described there. Returns an
+// array, or null when no facet is left.
+inline constexpr std::size_t kMaxFacets = 1'000;
+inline constexpr std::size_t kMaxFeatures = 8;
+inline constexpr std::size_t kMaxLinkBytes = 2'048;
+inline constexpr std::size_t kMaxFacetBytes = 64 * 1024;
+nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
+                               std::vector<std::string>* problems = nullptr);
+
 // Parses and validates a record; the error is a reason for logs and counters.
+// Invalid facets are dropped (sanitize_facets), not a rejection.
 std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fields);
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);
 

@@ -61,7 +61,8 @@ Result<void> Store::create_import_job(const ImportJobRow& job,
   if (!tx) return pass(tx);
   auto stmt = db_->prepare(
       "INSERT INTO import_jobs (id, did, root_rkey, format, state, total, done, session, "
-      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+      "errors, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
+      " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   if (!stmt) return pass(stmt);
   (*stmt)
       ->bind(1, job.id)
@@ -70,7 +71,8 @@ Result<void> Store::create_import_job(const ImportJobRow& job,
       .bind(4, job.format)
       .bind(5, job.state)
       .bind(6, job.total)
-      .bind(7, job.session);
+      .bind(7, job.session)
+      .bind(8, job.errors_json);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto row = db_->prepare(

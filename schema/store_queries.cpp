@@ -85,8 +85,11 @@ std::string node_group(std::string_view did, std::string_view rkey) {
 }
 
 std::size_t estimated_bytes(const NodeRow& row) {
-  // The JSON of a NodeView: the texts plus about 250 bytes of fields.
-  return row.text.size() + (row.note ? row.note->size() : 0) + row.record_json.size() / 4 + 250;
+  // At least what the node costs in a getSubtree answer: its NodeView holds
+  // the record's text, note and facets (escaped alike), plus uri, cid, rkey
+  // and counts instead of $type and the parent's URI; the tree adds
+  // {"node":..,"children":[],"more":false} around it.
+  return row.record_json.size() + 350;
 }
 
 Error not_found(std::string_view did, std::string_view rkey) {

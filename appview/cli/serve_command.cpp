@@ -162,8 +162,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   http.bind = config->bind;
   http.port = config->port;
   http.workers = config->threads;
-  http.max_body_bytes = config->max_body_bytes;
-  http.large_body_paths["/xrpc/app.bulleted.importOutline"] = config->max_import_bytes;
+  http.default_body_limit = config->max_body_bytes;
+  http.admit = [&api](const appview::HttpRequestHead& head) { return api.admit(head); };
   http.refusal = [](int status, const std::string& error, const std::string& message) {
     return appview::error_response(status, error, message);
   };

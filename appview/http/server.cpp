@@ -1,7 +1,9 @@
 #define _TURN_OFF_PLATFORM_STRING
 #include "appview/http/server.hpp"
 
+#include <cpprest/containerstream.h>
 #include <cpprest/http_listener.h>
+#include <cpprest/producerconsumerstream.h>
 #include <pplx/threadpool.h>
 #include <spdlog/spdlog.h>
 
@@ -18,84 +20,352 @@ using web::http::http_request;
 using web::http::http_response;
 using web::http::status_code;
 
-class BodyTooLarge : public std::exception {
+class BodyRefused : public std::exception {
  public:
-  const char* what() const noexcept override { return "request body too large"; }
+  const char* what() const noexcept override { return "request body refused"; }
 };
 
+std::string lower_trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // Replies once and observes the reply task (an unobserved failure would kill
-// the process).
-void send(http_request request, const HttpResponse& out, bool close = false) {
+// the process). `sent`, when given, learns whether the reply went out.
+void send(http_request request, http_response response,
+          std::function<void(bool)> sent = nullptr) {
+  try {
+    request.reply(response).then([sent](pplx::task<void> reply) {
+      bool ok = true;
+      try {
+        reply.get();
+      } catch (...) {
+        ok = false;
+      }
+      if (sent) sent(ok);
+    });
+  } catch (...) {
+    if (sent) sent(false);
+  }
+}
+
+http_response to_cpprest(const HttpResponse& out, bool head_only, bool close) {
   http_response response(static_cast<status_code>(out.status));
   for (const auto& [name, value] : out.headers) response.headers().add(name, value);
   if (close) response.headers().add("Connection", "close");
-  response.set_body(out.body, out.content_type);
+  if (head_only) {
+    response.headers().set_content_type(out.content_type);
+  } else if (!out.stream) {
+    response.set_body(out.body, out.content_type);
+  }
+  return response;
+}
+
+// Closes the request's body stream with an error, so cpprest stops reading
+// it (a plain close() makes a pool thread spin; see ../shared rules).
+void refuse_body(http_request& request) {
   try {
-    request.reply(response).then([](pplx::task<void> sent) {
-      try {
-        sent.get();
-      } catch (...) {
-      }
-    });
+    request.body().streambuf().close(std::ios_base::in, std::make_exception_ptr(BodyRefused()));
   } catch (...) {
   }
 }
 
+// A streamed body: the worker writes into a producer/consumer buffer that
+// cpprest sends chunked as it fills.
+class BufferStream final : public ResponseStream {
+ public:
+  static constexpr std::size_t kMaxWaiting = 1 << 20;
+  static constexpr auto kStall = std::chrono::seconds(30);
+
+  explicit BufferStream(std::shared_ptr<std::atomic<bool>> failed) : failed_(std::move(failed)) {}
+  concurrency::streams::producer_consumer_buffer<std::uint8_t>& buffer() { return buffer_; }
+
+  bool write(std::string_view bytes) override {
+    if (bytes.empty()) return !*failed_;
+    auto last_progress = std::chrono::steady_clock::now();
+    std::size_t waiting = buffer_.in_avail();
+    while (waiting > kMaxWaiting) {
+      if (*failed_) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const std::size_t now_waiting = buffer_.in_avail();
+      if (now_waiting < waiting) last_progress = std::chrono::steady_clock::now();
+      waiting = now_waiting;
+      if (std::chrono::steady_clock::now() - last_progress > kStall) {
+        *failed_ = true;
+        return false;
+      }
+    }
+    if (*failed_) return false;
+    try {
+      // A producer/consumer buffer copies at once; the task is complete.
+      buffer_.putn_nocopy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()).get();
+    } catch (...) {
+      *failed_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  void finish() {
+    try {
+      if (*failed_) {
+        buffer_.close(std::ios_base::out, std::make_exception_ptr(BodyRefused())).get();
+      } else {
+        buffer_.close(std::ios_base::out).get();
+      }
+    } catch (...) {
+    }
+  }
+
+ private:
+  concurrency::streams::producer_consumer_buffer<std::uint8_t> buffer_;
+  std::shared_ptr<std::atomic<bool>> failed_;
+};
+
+// A queue and the threads that drain it.
+class WorkQueue {
+ public:
+  WorkQueue(std::size_t max_queued, int threads) : max_queued_(max_queued), threads_(threads) {}
+
+  void start() {
+    for (int i = 0; i < std::max(1, threads_); ++i) {
+      workers_.emplace_back([this] { run(); });
+    }
+  }
+  bool push(std::function<void()> job) {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || work_.size() >= max_queued_) return false;
+    work_.push_back(std::move(job));
+    ready_.notify_one();
+    return true;
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      ready_.notify_all();
+    }
+    for (auto& worker : workers_) {
+      if (worker.joinable()) worker.join();
+    }
+    workers_.clear();
+  }
+
+ private:
+  void run() {
+    while (true) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stopping_ || !work_.empty(); });
+        if (work_.empty()) return;
+        job = std::move(work_.front());
+        work_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::size_t max_queued_;
+  int threads_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> work_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
 }  // namespace
 
-struct HttpServer::State {
+std::optional<FramingProblem> framing_problem(
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::optional<std::string> length;
+  std::optional<std::string> coding;
+  int lengths = 0;
+  for (const auto& [raw_name, raw_value] : headers) {
+    const std::string name = lower_trimmed(raw_name);
+    if (name == "content-length") {
+      ++lengths;
+      length = lower_trimmed(raw_value);
+    } else if (name == "transfer-encoding") {
+      coding = coding ? *coding + "," + lower_trimmed(raw_value) : lower_trimmed(raw_value);
+    }
+  }
+  if (coding && length) {
+    return FramingProblem{400, "a request may not carry both Transfer-Encoding and Content-Length"};
+  }
+  if (coding) {
+    if (*coding != "chunked") {
+      return FramingProblem{400, "unsupported Transfer-Encoding \"" + *coding + "\""};
+    }
+    return FramingProblem{411, "send the body with a Content-Length"};
+  }
+  if (length) {
+    // Repeated headers arrive joined by commas; only one plain number is a length.
+    if (lengths > 1 || length->empty() || length->size() > 18 ||
+        length->find_first_not_of("0123456789") != std::string::npos) {
+      return FramingProblem{400, "malformed, repeated or conflicting Content-Length"};
+    }
+  }
+  return std::nullopt;
+}
+
+struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   HttpServerOptions options;
   HttpHandler handler;
   std::unique_ptr<web::http::experimental::listener::http_listener> listener;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
-  std::mutex mutex;
-  std::condition_variable work_ready;
+  std::mutex idle_mutex;
   std::condition_variable idle;
-  std::deque<std::function<void()>> work;
-  bool stopping_workers = false;
-  std::vector<std::thread> workers;
+  std::unique_ptr<WorkQueue> requests;
+  std::unique_ptr<WorkQueue> operators;
 
   HttpResponse refuse(int status, const std::string& error, const std::string& message) const {
     if (options.refusal) return options.refusal(status, error, message);
     return HttpResponse{status,
                         "application/json",
                         "{\"error\":\"" + error + "\",\"message\":\"" + message + "\"}",
+                        {},
                         {}};
   }
 
   void finished() {
     if (--in_flight == 0) {
-      std::lock_guard lock(mutex);
+      std::lock_guard lock(idle_mutex);
       idle.notify_all();
     }
   }
 
-  bool enqueue(std::function<void()> job) {
-    std::lock_guard lock(mutex);
-    if (work.size() >= options.max_queued) return false;
-    work.push_back(std::move(job));
-    work_ready.notify_one();
-    return true;
+  // Answers without reading the body; the connection is closed when a body
+  // was announced, since its bytes would otherwise be read as the next request.
+  void answer_unread(http_request request, const HttpResponse& out, bool body_pending) {
+    if (body_pending) refuse_body(request);
+    send(request, to_cpprest(out, false, body_pending));
   }
 
-  void worker_loop() {
-    while (true) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mutex);
-        work_ready.wait(lock, [&] { return stopping_workers || !work.empty(); });
-        if (work.empty()) return;
-        job = std::move(work.front());
-        work.pop_front();
-      }
-      job();
+  // Runs the handler on a worker and replies (streaming when asked).
+  void serve(http_request request, HttpRequest in) {
+    HttpResponse out;
+    try {
+      out = handler(in);
+    } catch (const std::exception& e) {
+      spdlog::error("http: handler failed: {}", e.what());
+      out = refuse(500, "InternalServerError", "the request failed");
+    }
+    const bool head_only = in.method == "HEAD";
+    if (!out.stream || head_only) {
+      send(request, to_cpprest(out, head_only, false));
+      finished();
+      return;
+    }
+    auto failed = std::make_shared<std::atomic<bool>>(false);
+    BufferStream stream(failed);
+    http_response response = to_cpprest(out, false, false);
+    response.set_body(concurrency::streams::istream(stream.buffer()), out.content_type);
+    send(request, response, [failed](bool ok) {
+      if (!ok) *failed = true;
+    });
+    try {
+      out.stream(stream);
+    } catch (const std::exception& e) {
+      spdlog::error("http: a streamed answer failed: {}", e.what());
+      *failed = true;
+    }
+    stream.finish();
+    finished();
+  }
+
+  void dispatch(http_request request, HttpRequest in, Lane lane) {
+    auto job = [self = shared_from_this(), request, in = std::move(in)]() mutable {
+      self->serve(request, std::move(in));
+    };
+    WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;
+    if (!queue.push(std::move(job))) {
+      send(request, to_cpprest(refuse(503, "Unavailable", "too many requests in progress"), false,
+                               false));
+      finished();
     }
   }
 
-  std::size_t body_limit(const std::string& path) const {
-    auto it = options.large_body_paths.find(path);
-    return it == options.large_body_paths.end() ? options.max_body_bytes : it->second;
+  void on_request(http_request request) {
+    if (draining) {
+      send(request,
+           to_cpprest(refuse(503, "Unavailable", "the server is shutting down"), false, true));
+      return;
+    }
+    ++in_flight;
+    HttpRequest in;
+    std::vector<std::pair<std::string, std::string>> raw;
+    for (const auto& [name, value] : request.headers()) {
+      raw.emplace_back(name, value);
+      in.headers[lower_trimmed(name)] = value;
+    }
+    const auto& headers = request.headers();
+    const bool body_pending =
+        headers.has("Transfer-Encoding") ||
+        (headers.has("Content-Length") && headers.content_length() > 0) ||
+        in.headers.contains("transfer-encoding");
+    if (auto problem = framing_problem(raw)) {
+      answer_unread(request,
+                    refuse(problem->status, "InvalidRequest", problem->message),
+                    true);
+      finished();
+      return;
+    }
+    in.method = request.method();
+    in.path = web::uri::decode(request.relative_uri().path());
+    in.query = request.relative_uri().query();
+    in.remote = request.remote_address();
+    Admission admission;
+    admission.body_limit = options.default_body_limit;
+    if (options.admit) {
+      try {
+        admission = options.admit(in);
+      } catch (const std::exception& e) {
+        spdlog::error("http: admission failed: {}", e.what());
+        admission.refusal = refuse(500, "InternalServerError", "the request failed");
+      }
+    }
+    if (admission.refusal) {
+      answer_unread(request, *admission.refusal, body_pending);
+      finished();
+      return;
+    }
+    const std::size_t length = headers.has("Content-Length") ? headers.content_length() : 0;
+    if (length > admission.body_limit) {
+      answer_unread(request,
+                    refuse(413, "PayloadTooLarge",
+                           "the body is larger than " + std::to_string(admission.body_limit) +
+                               " bytes"),
+                    true);
+      finished();
+      return;
+    }
+    if (length == 0) {
+      dispatch(request, std::move(in), admission.lane);
+      return;
+    }
+    auto buffer = std::make_shared<concurrency::streams::container_buffer<std::string>>();
+    buffer->collection().reserve(length);
+    const Lane lane = admission.lane;
+    request.body().read_to_end(*buffer).then(
+        [self = shared_from_this(), request, buffer, lane,
+         in = std::move(in)](pplx::task<std::size_t> read) mutable {
+          try {
+            read.get();
+            in.body = std::move(buffer->collection());
+            self->dispatch(request, std::move(in), lane);
+          } catch (...) {
+            send(request, to_cpprest(self->refuse(400, "InvalidRequest",
+                                                  "the request body could not be read"),
+                                     false, true));
+            self->finished();
+          }
+        });
   }
 };
 
@@ -113,88 +383,29 @@ std::size_t HttpServer::in_flight() const { return state_->in_flight.load(); }
 
 Result<void> HttpServer::start() {
   auto state = state_;
-  for (int i = 0; i < std::max(1, state->options.workers); ++i) {
-    state->workers.emplace_back([state] { state->worker_loop(); });
-  }
+  state->requests = std::make_unique<WorkQueue>(state->options.max_queued, state->options.workers);
+  state->operators = std::make_unique<WorkQueue>(64, 1);
+  state->requests->start();
+  state->operators->start();
   const std::string address =
       "http://" + state->options.bind + ":" + std::to_string(state->options.port);
   try {
     state->listener =
         std::make_unique<web::http::experimental::listener::http_listener>(web::uri(address));
-    // One catch-all handler: every method and path, so unknown ones still get
-    // an XRPC error body.
-    state->listener->support([state](http_request request) {
+    auto handle = [state](http_request request) {
       try {
-        if (state->draining) {
-          send(request, state->refuse(503, "Unavailable", "the server is shutting down"), true);
-          return;
-        }
-        ++state->in_flight;
-        const std::string path = web::uri::decode(request.relative_uri().path());
-        const auto& headers = request.headers();
-        const std::size_t limit = state->body_limit(path);
-        if (headers.has("Transfer-Encoding") && !headers.has("Content-Length")) {
-          // Chunked bodies have no length to check up front: refuse them.
-          request.body().streambuf().close(std::ios_base::in,
-                                           std::make_exception_ptr(BodyTooLarge()));
-          send(request, state->refuse(411, "InvalidRequest", "send the body with a Content-Length"),
-               true);
-          state->finished();
-          return;
-        }
-        if (request.headers().content_length() > limit) {
-          // Close the stream with an error first, so the body is not read.
-          request.body().streambuf().close(std::ios_base::in,
-                                           std::make_exception_ptr(BodyTooLarge()));
-          send(request,
-               state->refuse(413, "PayloadTooLarge",
-                             "the body is larger than " + std::to_string(limit) + " bytes"),
-               true);
-          state->finished();
-          return;
-        }
-        request.extract_vector().then([state, request,
-                                       path](pplx::task<std::vector<unsigned char>> body) {
-          try {
-            HttpRequest in;
-            auto bytes = body.get();
-            in.body.assign(bytes.begin(), bytes.end());
-            in.method = request.method();
-            in.path = path;
-            in.query = request.relative_uri().query();
-            in.remote = request.remote_address();
-            for (const auto& [name, value] : request.headers()) {
-              std::string lower = name;
-              for (auto& c : lower)
-                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-              in.headers[lower] = value;
-            }
-            const bool queued = state->enqueue([state, request, in = std::move(in)]() mutable {
-              HttpResponse out;
-              try {
-                out = state->handler(in);
-              } catch (const std::exception& e) {
-                spdlog::error("http: handler failed: {}", e.what());
-                out = state->refuse(500, "InternalServerError", "the request failed");
-              }
-              send(request, out);
-              state->finished();
-            });
-            if (!queued) {
-              send(request, state->refuse(503, "Unavailable", "too many requests in progress"));
-              state->finished();
-            }
-          } catch (...) {
-            send(request,
-                 state->refuse(400, "InvalidRequest", "the request body could not be read"), true);
-            state->finished();
-          }
-        });
+        state->on_request(request);
       } catch (...) {
-        send(request, state->refuse(500, "InternalServerError", "the request failed"), true);
+        send(request, to_cpprest(state->refuse(500, "InternalServerError", "the request failed"),
+                                 false, true));
         state->finished();
       }
-    });
+    };
+    // One catch-all handler for every method and path, so unknown ones still
+    // get an XRPC error body; TRACE named as well, since cpprest answers it
+    // itself otherwise, echoing the request's headers (Authorization too).
+    state->listener->support(handle);
+    state->listener->support(web::http::methods::TRCE, handle);
     state->listener->open().wait();
   } catch (const std::exception& e) {
     return fail(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + e.what());
@@ -204,10 +415,14 @@ Result<void> HttpServer::start() {
 
 void HttpServer::stop(std::chrono::milliseconds grace) {
   auto state = state_;
-  if (!state->listener) return;
+  if (!state->listener) {
+    if (state->requests) state->requests->stop();
+    if (state->operators) state->operators->stop();
+    return;
+  }
   state->draining = true;
   {
-    std::unique_lock lock(state->mutex);
+    std::unique_lock lock(state->idle_mutex);
     state->idle.wait_for(lock, grace, [&] { return state->in_flight.load() == 0; });
   }
   if (state->in_flight.load() != 0) {
@@ -219,15 +434,8 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   } catch (...) {
   }
   state->listener.reset();
-  {
-    std::lock_guard lock(state->mutex);
-    state->stopping_workers = true;
-    state->work_ready.notify_all();
-  }
-  for (auto& worker : state->workers) {
-    if (worker.joinable()) worker.join();
-  }
-  state->workers.clear();
+  state->requests->stop();
+  state->operators->stop();
 }
 
 }  // namespace bulleted::appview

@@ -1,35 +1,68 @@
 // The HTTP front: cpprestsdk's http_listener behind a small interface of
-// plain request/response values. The handler runs on the server's own worker
-// threads (never on cpprest's), so it may block on SQLite.
+// plain request/response values. Handlers run on the server's own worker
+// threads (never on cpprest's), so they may block on SQLite.
 //
-// Guarantees: one catch-all route (every path and method reaches the
-// handler); bodies over `max_body_bytes` are refused with 413 before they
-// are buffered; a full work queue is 503; every request gets exactly one
-// reply; stop() answers new requests 503 and waits for in-flight ones.
+// Guarantees:
+// - one catch-all route: every path and method (TRACE included, which
+//   cpprest would otherwise answer itself) reaches the handler; OPTIONS is
+//   still cpprest's (200 with an Allow header);
+// - the framing is checked before anything else: Transfer-Encoding with
+//   Content-Length, an unknown transfer coding, or a malformed, repeated or
+//   conflicting Content-Length is 400, a chunked body 411 (nginx in front
+//   turns chunked bodies into a length);
+// - `admit` decides from the request line and headers alone, before a byte
+//   of the body is read, whether the request may go on and how large its
+//   body may be; a refused or oversized body is never read (the connection
+//   is closed after the answer);
+// - the body is read once, into the request's string;
+// - requests admitted to the operators' lane (health, readiness, metrics)
+//   are answered by a thread of their own that never waits behind request
+//   work; a full work queue is 503;
+// - a response may be streamed (chunked) as a handler produces it, with at
+//   most ~1 MiB waiting for the client;
+// - HEAD is answered without a body;
+// - every request gets exactly one reply; stop() answers new requests 503
+//   and waits for in-flight ones.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schema/error.hpp"
 
 namespace bulleted::appview {
 
-struct HttpRequest {
+// What the front knows before it reads a body.
+struct HttpRequestHead {
   std::string method;
   std::string path;                            // decoded path, no query
   std::string query;                           // raw query string, without '?'
   std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-  std::string remote;  // client address
+  std::string remote;                          // the TCP peer's address
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);
     return it == headers.end() ? std::string() : it->second;
   }
+};
+
+struct HttpRequest : HttpRequestHead {
+  std::string body;
+};
+
+// Where a streamed response's bytes go.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Queues `bytes` for the client, waiting while ~1 MiB is already waiting.
+  // False when the client stopped reading (gone, or no progress for 30 s):
+  // the producer should stop.
+  virtual bool write(std::string_view bytes) = 0;
 };
 
 struct HttpResponse {
@@ -37,16 +70,33 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body is produced by this function on the worker thread
+  // and sent chunked as it is written (`body` is ignored).
+  std::function<void(ResponseStream&)> stream;
+};
+
+enum class Lane {
+  kRequests,   // the worker pool
+  kOperators,  // a thread of its own: health, readiness, metrics
+};
+
+// The front's decision from the head of a request.
+struct Admission {
+  std::optional<HttpResponse> refusal;  // answered without reading the body
+  std::size_t body_limit = 0;           // 413 above it
+  Lane lane = Lane::kRequests;
 };
 
 struct HttpServerOptions {
   std::string bind = "127.0.0.1";
   int port = 2584;
   int workers = 4;
-  std::size_t max_body_bytes = 1024 * 1024;
   std::size_t max_queued = 1024;
-  // Bodies up to this size are accepted for these paths (imports).
-  std::map<std::string, std::size_t> large_body_paths;
+  // Called on a listener thread with the request's head; must be quick (no
+  // network, at most an indexed SQLite read). Without it every request is
+  // admitted with `default_body_limit`.
+  std::function<Admission(const HttpRequestHead&)> admit;
+  std::size_t default_body_limit = 1024 * 1024;
   // Produces the body of a refusal (413, 503, ...) in the API's error format.
   std::function<HttpResponse(int status, const std::string& error, const std::string& message)>
       refusal;
@@ -57,6 +107,16 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // Sets cpprest's thread pool size; must run before any other cpprest use
 // (the HTTP listener and the firehose client share the pool).
 void init_cpprest_threads(int threads);
+
+// The framing problem of a request's headers (lower-case names, as
+// HttpRequestHead holds them), or nullopt: {status, message}. Exposed for
+// tests; the server applies it to every request.
+struct FramingProblem {
+  int status;
+  std::string message;
+};
+std::optional<FramingProblem> framing_problem(
+    const std::vector<std::pair<std::string, std::string>>& headers);
 
 class HttpServer {
  public:

@@ -3,6 +3,8 @@
 namespace bulleted::appview::outline {
 namespace {
 
+constexpr std::size_t kFlushBytes = 64 * 1024;
+
 // An XML attribute value.
 std::string escape_attribute(std::string_view text) {
   return escape_markup(text, {.quotes = true, .xml_attribute = true});
@@ -17,75 +19,129 @@ std::vector<std::size_t> depths(const Outline& outline) {
   return depth;
 }
 
+std::size_t opml_indent(std::size_t depth) {
+  return 4 + 2 * std::min(depth, OutlineWriter::kMaxOpmlIndentLevels);
+}
+
+std::string write_whole(Format format, const Outline& outline, std::string_view title) {
+  std::string out;
+  OutlineWriter writer(format, title, [&out](std::string_view piece) { out += piece; });
+  const auto depth = depths(outline);
+  for (std::size_t i = 0; i < outline.nodes.size(); ++i) writer.node(outline.nodes[i], depth[i]);
+  writer.finish();
+  return out;
+}
+
 }  // namespace
 
-std::string write_opml(const Outline& outline, std::string_view title) {
-  const auto depth = depths(outline);
-  std::string out =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n    <title>" +
-      escape_attribute(title) + "</title>\n  </head>\n  <body>\n";
-  std::size_t open = 0;  // depth of the innermost open <outline>, plus one
-  auto close_to = [&](std::size_t level) {
-    while (open > level) {
-      --open;
-      out.append(4 + 2 * open, ' ');
-      out += "</outline>\n";
+OutlineWriter::OutlineWriter(Format format, std::string_view title,
+                             std::function<void(std::string_view)> sink)
+    : format_(format), sink_(std::move(sink)) {
+  if (format_ == Format::kOpml) {
+    out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n    <title>" +
+           escape_attribute(title) + "</title>\n  </head>\n  <body>\n";
+  }
+}
+
+void OutlineWriter::flush(bool force) {
+  if (out_.empty() || (!force && out_.size() < kFlushBytes)) return;
+  sink_(out_);
+  out_.clear();
+}
+
+void OutlineWriter::end_pending(bool has_children) {
+  if (!pending_) return;
+  pending_ = false;
+  if (has_children) {
+    out_ += ">\n";
+    open_ = pending_depth_ + 1;
+  } else {
+    out_ += " />\n";
+  }
+}
+
+void OutlineWriter::close_to(std::size_t level) {
+  while (open_ > level) {
+    --open_;
+    out_.append(opml_indent(open_), ' ');
+    out_ += "</outline>\n";
+  }
+}
+
+void OutlineWriter::node(const OutlineNode& node, std::size_t depth) {
+  if (format_ == Format::kOpml) {
+    end_pending(pending_ && depth > pending_depth_);
+    close_to(depth);
+    out_.append(opml_indent(depth), ' ');
+    out_ += "<outline text=\"";
+    out_ += escape_attribute(encode_rich_text(node.text, node.facets));
+    out_ += '"';
+    if (node.note) {
+      out_ += " _note=\"";
+      out_ += escape_attribute(encode_rich_text(*node.note, nullptr));
+      out_ += '"';
     }
-  };
-  for (std::size_t i = 0; i < outline.nodes.size(); ++i) {
-    const auto& node = outline.nodes[i];
-    close_to(depth[i]);
-    out.append(4 + 2 * depth[i], ' ');
-    out += "<outline text=\"" + escape_attribute(encode_rich_text(node.text, node.facets)) + "\"";
-    if (node.note)
-      out += " _note=\"" + escape_attribute(encode_rich_text(*node.note, nullptr)) + "\"";
-    if (node.completed) out += " _complete=\"true\"";
-    const bool has_children = i + 1 < outline.nodes.size() && depth[i + 1] > depth[i];
-    if (has_children) {
-      out += ">\n";
-      open = depth[i] + 1;
-    } else {
-      out += " />\n";
+    if (node.completed) out_ += " _complete=\"true\"";
+    pending_ = true;
+    pending_depth_ = depth;
+    flush(false);
+    return;
+  }
+  const std::size_t level = std::min(depth, kMaxTextLevels);
+  out_.append(2 * level, ' ');
+  std::string text = node.text;
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (text.empty() && !node.completed) {
+    out_ += "-\n";
+  } else {
+    out_ += "- ";
+    if (node.completed) out_ += "[COMPLETE] ";
+    out_ += text;
+    out_ += '\n';
+  }
+  if (node.note) {
+    const std::string& note = *node.note;
+    std::size_t pos = 0;
+    while (pos <= note.size()) {
+      std::size_t end = note.find('\n', pos);
+      if (end == std::string::npos) end = note.size();
+      const std::string_view line = std::string_view(note).substr(pos, end - pos);
+      out_.append(2 * (level + 1), ' ');
+      // Read back, a line starting with '-' would be a bullet (and one with
+      // spaces first too, once the parser has taken the note's indentation).
+      const std::size_t first = line.find_first_not_of(' ');
+      if (first != std::string_view::npos && (line[first] == '-' || line[first] == '\\')) {
+        out_ += '\\';
+      }
+      out_ += line;
+      out_ += '\n';
+      pos = end + 1;
     }
   }
-  close_to(0);
-  out += "  </body>\n</opml>\n";
-  return out;
+  flush(false);
+}
+
+void OutlineWriter::finish() {
+  if (format_ == Format::kOpml) {
+    end_pending(false);
+    close_to(0);
+    out_ += "  </body>\n</opml>\n";
+  }
+  flush(true);
+}
+
+std::string write_opml(const Outline& outline, std::string_view title) {
+  return write_whole(Format::kOpml, outline, title);
 }
 
 std::string write_plain_text(const Outline& outline) {
-  const auto depth = depths(outline);
-  std::string out;
-  for (std::size_t i = 0; i < outline.nodes.size(); ++i) {
-    const auto& node = outline.nodes[i];
-    out.append(2 * depth[i], ' ');
-    std::string text = node.text;
-    for (char& c : text) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    if (text.empty() && !node.completed) {
-      out += "-\n";
-    } else {
-      out += "- ";
-      if (node.completed) out += "[COMPLETE] ";
-      out += text + "\n";
-    }
-    if (node.note) {
-      std::size_t pos = 0;
-      while (pos <= node.note->size()) {
-        std::size_t end = node.note->find('\n', pos);
-        if (end == std::string::npos) end = node.note->size();
-        out.append(2 * (depth[i] + 1), ' ');
-        out += node.note->substr(pos, end - pos) + "\n";
-        pos = end + 1;
-      }
-    }
-  }
-  return out;
+  return write_whole(Format::kText, outline, "");
 }
 
 std::string write_outline(Format format, const Outline& outline, std::string_view title) {
-  return format == Format::kOpml ? write_opml(outline, title) : write_plain_text(outline);
+  return write_whole(format, outline, title);
 }
 
 std::string escape_markup(std::string_view text, MarkupEscape how) {

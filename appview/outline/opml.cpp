@@ -116,8 +116,10 @@ Result<Outline> parse_opml(std::string_view document, const ImportLimits& limits
   XML_SetEntityDeclHandler(parser.get(), on_entity_declaration);
   XML_SetExternalEntityRefHandler(parser.get(), on_external_entity);
   XML_SetParamEntityParsing(parser.get(), XML_PARAM_ENTITY_PARSING_NEVER);
-  // Fed in slices: expat takes an int length.
-  constexpr std::size_t kSlice = 1 << 20;
+  // Fed in slices: expat takes an int length
+  // (maxImportBytes is at most 1 GiB, so one slice holds it: expat then
+  // never rescans a long attribute split across slices).
+  constexpr std::size_t kSlice = std::size_t{1} << 30;
   std::size_t offset = 0;
   do {
     const std::size_t n = std::min(kSlice, document.size() - offset);

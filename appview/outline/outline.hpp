@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -72,6 +73,38 @@ struct MarkupEscape {
   bool xml_attribute = false;
 };
 std::string escape_markup(std::string_view text, MarkupEscape how);
+
+// Writes an outline node by node, in pre-order with each node's depth, as
+// one of the export dialects; the text goes to `sink` in pieces as it is
+// produced, so an export is never held whole. Output is linear in the
+// outline: OPML indents at most kMaxOpmlIndentLevels levels (deeper nodes
+// are nested all the same), plain text, whose indentation is its structure,
+// writes nodes deeper than kMaxTextLevels at that level. A note line that
+// would read back as a bullet ("-" first) or that starts with '\' gets a
+// '\' in front; the text parser takes it off.
+class OutlineWriter {
+ public:
+  static constexpr std::size_t kMaxOpmlIndentLevels = 32;
+  static constexpr std::size_t kMaxTextLevels = 100;
+
+  OutlineWriter(Format format, std::string_view title, std::function<void(std::string_view)> sink);
+  // REQUIRES: depth <= the previous node's depth + 1 (0 for the first).
+  void node(const OutlineNode& node, std::size_t depth);
+  // Closes what is open; call once, after the last node.
+  void finish();
+
+ private:
+  void flush(bool force);
+  void end_pending(bool has_children);
+  void close_to(std::size_t level);
+
+  Format format_;
+  std::function<void(std::string_view)> sink_;
+  std::string out_;
+  std::size_t open_ = 0;          // OPML: <outline> elements open
+  bool pending_ = false;          // OPML: the last start tag is not ended yet
+  std::size_t pending_depth_ = 0;
+};
 
 std::string write_opml(const Outline& outline, std::string_view title);
 std::string write_plain_text(const Outline& outline);

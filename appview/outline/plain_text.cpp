@@ -15,12 +15,15 @@ std::optional<Format> parse_format(std::string_view name) {
 
 // "- text" bullets, two spaces a level; "[COMPLETE] " marks completion; a
 // lone "-" is an empty bullet; any other line continues the note of the
-// bullet above it.
+// bullet above it (a '\' first is taken off: the writer's escape of note
+// lines that would read as bullets). A UTF-8 byte order mark is skipped.
+// One pass; each line is appended where it belongs.
 Result<Outline> parse_plain_text(std::string_view document, const ImportLimits& limits) {
   if (document.size() > limits.max_bytes) {
     return fail(ErrorCode::kPayloadTooLarge, "the document is larger than the limit of " +
                                                  std::to_string(limits.max_bytes) + " bytes");
   }
+  if (document.starts_with("\xEF\xBB\xBF")) document.remove_prefix(3);
   Outline outline;
   std::vector<std::ptrdiff_t> open;  // the last node at each depth
   std::size_t line_number = 0;
@@ -45,8 +48,14 @@ Result<Outline> parse_plain_text(std::string_view document, const ImportLimits& 
       if (rest.empty() && !node.note) continue;  // a blank line between bullets
       // A note line of the last bullet, indented one level under it.
       const std::size_t note_indent = std::min(indent, 2 * open.size());
-      const std::string_view text = line.substr(note_indent);
-      node.note = node.note ? *node.note + "\n" + std::string(text) : std::string(text);
+      std::string_view text = line.substr(note_indent);
+      if (text.starts_with('\\')) text.remove_prefix(1);
+      if (node.note) {
+        node.note->push_back('\n');
+        node.note->append(text);
+      } else {
+        node.note = std::string(text);
+      }
       continue;
     }
     std::size_t depth = indent / 2;

@@ -38,12 +38,20 @@ void append_utf8(std::string& out, std::uint32_t cp) {
   }
 }
 
+std::size_t decode_entity_named(std::string_view name, std::size_t used, std::string& out);
+
 // An entity at html[i] ('&'): appends its character and returns the bytes it
 // used, or 0 when it is not a known entity (the '&' is then plain text).
 std::size_t decode_entity(std::string_view html, std::size_t i, std::string& out) {
-  const std::size_t semicolon = html.find(';', i + 1);
-  if (semicolon == std::string_view::npos || semicolon - i > 12) return 0;
-  const std::string_view name = html.substr(i + 1, semicolon - i - 1);
+  // An entity is short: look no further than its longest form, so that many
+  // '&' without ';' cost no more than their number.
+  constexpr std::size_t kLongest = 12;
+  const std::size_t semicolon = html.substr(i + 1, kLongest).find(';');
+  if (semicolon == std::string_view::npos) return 0;
+  return decode_entity_named(html.substr(i + 1, semicolon), semicolon + 2, out);
+}
+
+std::size_t decode_entity_named(std::string_view name, std::size_t used, std::string& out) {
   if (name.empty()) return 0;
   if (name[0] == '#') {
     std::uint32_t cp = 0;
@@ -60,7 +68,7 @@ std::size_t decode_entity(std::string_view html, std::size_t i, std::string& out
       if (cp > 0x10FFFF) return 0;
     }
     append_utf8(out, cp);
-    return semicolon - i + 1;
+    return used;
   }
   static const std::map<std::string_view, std::uint32_t> kNamed = {
       {"amp", '&'},       {"lt", '<'},       {"gt", '>'},       {"quot", '"'},
@@ -70,7 +78,7 @@ std::size_t decode_entity(std::string_view html, std::size_t i, std::string& out
   auto it = kNamed.find(name);
   if (it == kNamed.end()) return 0;
   append_utf8(out, it->second);
-  return semicolon - i + 1;
+  return used;
 }
 
 std::string decode_entities(std::string_view text) {
@@ -311,7 +319,16 @@ RichText decode_rich_text(std::string_view html) {
   if (html.find_first_of("<&") == std::string_view::npos) return {std::string(html), nullptr};
   RichText out;
   json facets = json::array();
-  std::vector<OpenSpan> open;
+  // Spans in the order they opened; a closed one is marked, not erased.
+  std::vector<OpenSpan> spans;
+  std::vector<bool> closed;
+  // The open spans of each tag name, innermost last: a closing tag finds its
+  // span at once, whatever else is open.
+  std::map<std::string, std::vector<std::size_t>> open_by_tag;
+  // The next '>' at or after a position: searched again only once passed,
+  // so many '<' without '>' cost one scan in all.
+  std::size_t next_gt = 0;
+  bool gt_known = false;
   for (std::size_t i = 0; i < html.size();) {
     const char c = html[i];
     if (c == '&') {
@@ -320,23 +337,29 @@ RichText decode_rich_text(std::string_view html) {
         continue;
       }
     } else if (c == '<') {
-      const std::size_t gt = html.find('>', i + 1);
+      if (!gt_known || (next_gt != std::string_view::npos && next_gt <= i)) {
+        next_gt = html.find('>', i + 1);
+        gt_known = true;
+      }
+      const std::size_t gt = next_gt;
       if (gt != std::string_view::npos) {
         if (auto tag = parse_tag(html.substr(i + 1, gt - i - 1))) {
           i = gt + 1;
           if (tag->closing) {
             // The innermost open span of that tag; a stray close is ignored.
-            for (auto it = open.rbegin(); it != open.rend(); ++it) {
-              if (it->tag == tag->name) {
-                close_span(*it, out.text.size(), facets);
-                open.erase(std::next(it).base());
-                break;
-              }
+            auto it = open_by_tag.find(tag->name);
+            if (it != open_by_tag.end() && !it->second.empty()) {
+              const std::size_t index = it->second.back();
+              it->second.pop_back();
+              close_span(spans[index], out.text.size(), facets);
+              closed[index] = true;
             }
           } else if (tag->name == "br") {
             out.text.push_back('\n');
           } else if (!is_void(tag->name)) {
-            open.push_back({tag->name, feature_of(*tag), out.text.size()});
+            open_by_tag[tag->name].push_back(spans.size());
+            spans.push_back({tag->name, feature_of(*tag), out.text.size()});
+            closed.push_back(false);
           }
           continue;
         }
@@ -346,7 +369,9 @@ RichText decode_rich_text(std::string_view html) {
     ++i;
   }
   // Unclosed tags end with the text.
-  for (const auto& span : open) close_span(span, out.text.size(), facets);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (!closed[i]) close_span(spans[i], out.text.size(), facets);
+  }
   if (!facets.empty()) out.facets = normalize_facets(std::move(facets));
   return out;
 }

@@ -125,13 +125,29 @@ TEST(InPlace, RecordsOutsideTheCommonCaseAreLeftToTheGenericDecoder) {
   // Facets are read in place, and come out as the generic decoder has them.
   DagMap with_facets = plain_record();
   with_facets.emplace_back(
-      "facets", DagValue{DagArray{DagValue{DagMap{{"index", DagValue{std::int64_t{1}}},
-                                                  {"link", DagValue{Cid::of_dag_cbor("x")}}}}}});
+      "facets",
+      DagValue{DagArray{DagValue{DagMap{
+          {"index", DagValue{DagMap{{"byteStart", DagValue{std::int64_t{0}}},
+                                    {"byteEnd", DagValue{std::int64_t{5}}}}}},
+          {"features",
+           DagValue{DagArray{DagValue{DagMap{
+               {"$type", DagValue{std::string("app.bulleted.node#bold")}}}}}}}}}}});
   const std::string facets = record_block(with_facets);
   auto in_place = parse_record_block(facets, DecodePath::kInPlace);
   ASSERT_TRUE(in_place.has_value()) << in_place.error();
   EXPECT_TRUE(in_place->facets.is_array());
   EXPECT_EQ(describe(in_place), describe(parse_record_block(facets, DecodePath::kGeneric)));
+  // A facet that breaks the rules (no byte range, a CID for a link) is
+  // dropped alike by both.
+  DagMap bad_facets = plain_record();
+  bad_facets.emplace_back(
+      "facets", DagValue{DagArray{DagValue{DagMap{{"index", DagValue{std::int64_t{1}}},
+                                                  {"link", DagValue{Cid::of_dag_cbor("x")}}}}}});
+  const std::string bad = record_block(bad_facets);
+  auto bad_in_place = parse_record_block(bad, DecodePath::kInPlace);
+  ASSERT_TRUE(bad_in_place.has_value()) << bad_in_place.error();
+  EXPECT_TRUE(bad_in_place->facets.is_null());
+  EXPECT_EQ(describe(bad_in_place), describe(parse_record_block(bad, DecodePath::kGeneric)));
 
   // More fields than the in-place reader holds: handed over, still parsed.
   DagMap many = plain_record();
