@@ -186,12 +186,24 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
     if (intent.parent_rkey) {
       if (*intent.parent_rkey == rkey)
         return fail(ErrorCode::kWouldCycle, "a node cannot be its own parent");
-      auto chain = store.ancestors(did, *intent.parent_rkey);
+      // Allowed only when the walk up from the new parent proves it: it
+      // ends at the top level or a missing parent without meeting the node.
+      schema::Store::AncestorsEnd end{};
+      auto chain = store.ancestors(did, *intent.parent_rkey, &end);
       if (!chain) return std::unexpected(chain.error());
       for (const auto& ancestor : *chain) {
         if (ancestor.rkey == rkey) {
           return fail(ErrorCode::kWouldCycle, "the new parent is inside the node's own subtree");
         }
+      }
+      if (end == schema::Store::AncestorsEnd::kCycle) {
+        return fail(ErrorCode::kWouldCycle, "the new parent is inside a parent cycle");
+      }
+      if (end == schema::Store::AncestorsEnd::kDepthLimit) {
+        return fail(ErrorCode::kWouldCycle,
+                    "the new parent is more than " +
+                        std::to_string(schema::Store::kMaxAncestors) +
+                        " levels deep: the move cannot be shown to make no cycle");
       }
     }
     auto placement = place(store, did, intent, rkey, thread_jitter(), faults_);

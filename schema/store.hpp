@@ -202,10 +202,11 @@ struct IntegrityReport {
   std::int64_t malformed_keys = 0;  // nodes sorting last for a bad or missing sortKey
   std::int64_t unattached = 0;      // parent names another repo, collection or nothing valid
   std::int64_t dangling = 0;        // parent node not (yet) in the index
+  std::int64_t in_cycles = 0;       // nodes whose parents lead round in a circle
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
-  bool ok() const { return sqlite_check == "ok"; }
+  bool ok() const { return sqlite_check == "ok" && in_cycles == 0; }
 };
 
 struct StoreOptions {
@@ -309,8 +310,12 @@ class Store {
   Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
   Result<Position> position(std::string_view did, std::string_view rkey);
   Result<SubtreeNode> subtree(const SubtreeQuery& query);
-  // Root first; stops at the top level, a missing parent or a cycle.
-  Result<std::vector<NodeRow>> ancestors(std::string_view did, std::string_view rkey);
+  // Root first; stops at the top level, a missing parent, a cycle or
+  // kMaxAncestors levels; `end`, when given, says which.
+  enum class AncestorsEnd { kTop, kMissingParent, kCycle, kDepthLimit };
+  static constexpr std::size_t kMaxAncestors = 10'000;
+  Result<std::vector<NodeRow>> ancestors(std::string_view did, std::string_view rkey,
+                                         AncestorsEnd* end = nullptr);
   Result<ChangesPage> changes(std::string_view did, std::optional<std::string_view> cursor,
                               int limit);
 

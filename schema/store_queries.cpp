@@ -305,7 +305,8 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
   return top;
 }
 
-Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey) {
+Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey,
+                                              AncestorsEnd* end) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto start = visible_node(did, rkey);
@@ -313,14 +314,26 @@ Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_
   std::vector<NodeRow> chain;
   std::set<std::string> seen{std::string(rkey)};
   std::optional<std::string> next = start->parent_rkey;
-  constexpr std::size_t kMaxDepth = 10'000;
-  while (next && chain.size() < kMaxDepth && seen.insert(*next).second) {
+  AncestorsEnd how = AncestorsEnd::kTop;
+  while (next) {
+    if (chain.size() >= kMaxAncestors) {
+      how = AncestorsEnd::kDepthLimit;
+      break;
+    }
+    if (!seen.insert(*next).second) {
+      how = AncestorsEnd::kCycle;
+      break;
+    }
     auto parent = find_node(did, *next);
     if (!parent) return pass(parent);
-    if (!*parent) break;  // dangling: the parent has not arrived
+    if (!*parent) {  // dangling: the parent has not arrived
+      how = AncestorsEnd::kMissingParent;
+      break;
+    }
     next = (*parent)->parent_rkey;
     chain.push_back(std::move(**parent));
   }
+  if (end != nullptr) *end = how;
   return std::vector<NodeRow>(std::make_move_iterator(chain.rbegin()),
                               std::make_move_iterator(chain.rend()));
 }

@@ -31,6 +31,7 @@ int run_check_command(const std::vector<std::string>& argv, std::ostream& out, s
                         {"malformedSortKeys", report->malformed_keys},
                         {"unattachedNodes", report->unattached},
                         {"danglingNodes", report->dangling},
+                        {"nodesInCycles", report->in_cycles},
                         {"reposByStatus", report->repos_by_status},
                         {"reposBySyncState", report->repos_by_sync_state}}
              .dump(2)

@@ -64,11 +64,25 @@ http_response to_cpprest(const HttpResponse& out, bool head_only, bool close) {
   return response;
 }
 
-// Closes the request's body stream with an error, so cpprest stops reading
-// it (a plain close() makes a pool thread spin; see ../shared rules).
-void refuse_body(http_request& request) {
+// Closes the request's body stream with an error: cpprest then drains the
+// rest of the body from the socket without keeping any of it (a plain
+// close() makes a pool thread spin). It sends a response only once the body
+// has arrived or failed. A client that sent Expect: 100-continue sends
+// nothing before it hears back, so its body is marked failed at once and
+// the refusal goes out now. Any other client is sending its body: it gets
+// the refusal once the body is drained (answering sooner would close the
+// connection under a client still writing, and some, Node's among them,
+// then lose the answer to the reset). nginx in front refuses over-limit
+// bodies itself.
+void refuse_body(http_request& request, bool client_waits) {
+  const auto refused = std::make_exception_ptr(BodyRefused());
   try {
-    request.body().streambuf().close(std::ios_base::in, std::make_exception_ptr(BodyRefused()));
+    request.body().streambuf().close(std::ios_base::in, refused);
+  } catch (...) {
+  }
+  if (!client_waits) return;
+  try {
+    request._get_impl()->_complete(0, refused);
   } catch (...) {
   }
 }
@@ -243,7 +257,11 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   // Answers without reading the body; the connection is closed when a body
   // was announced, since its bytes would otherwise be read as the next request.
   void answer_unread(http_request request, const HttpResponse& out, bool body_pending) {
-    if (body_pending) refuse_body(request);
+    if (body_pending) {
+      refuse_body(request, lower_trimmed(request.headers().has("Expect")
+                                             ? request.headers().find("Expect")->second
+                                             : std::string()) == "100-continue");
+    }
     send(request, to_cpprest(out, false, body_pending));
   }
 

@@ -1,0 +1,288 @@
+// The HTTP front over real loopback sockets: framing refused before
+// anything else, admission decided before the body is read, the operators'
+// lane answering while every worker is busy, streamed answers, HEAD and
+// TRACE.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "appview/http/server.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// A connection that sends raw bytes and reads what comes back.
+class Client {
+ public:
+  explicit Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    timeval timeout{20, 0};  // a reply that never comes fails the test
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~Client() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  // Reads until the headers and `Content-Length` bytes (or the chunked body's
+  // end, or the connection's end) have arrived.
+  std::string response() {
+    std::string out;
+    char buffer[65536];
+    while (true) {
+      const std::size_t end = out.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        const std::string head = out.substr(0, end);
+        const std::size_t length = head.find("Content-Length: ");
+        if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
+          if (out.ends_with("\r\n0\r\n\r\n")) return out;
+        } else if (length != std::string::npos) {
+          const std::size_t want = std::stoul(head.substr(length + 16));
+          if (out.size() >= end + 4 + want) return out;
+        }
+      }
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) return out;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string status_line(const std::string& response) {
+  return response.substr(0, response.find("\r\n"));
+}
+
+// The body of a chunked response, decoded.
+std::string dechunk(const std::string& response) {
+  std::size_t pos = response.find("\r\n\r\n") + 4;
+  std::string body;
+  while (pos < response.size()) {
+    const std::size_t line_end = response.find("\r\n", pos);
+    const std::size_t size = std::stoul(response.substr(pos, line_end - pos), nullptr, 16);
+    if (size == 0) break;
+    body += response.substr(line_end + 2, size);
+    pos = line_end + 2 + size + 2;
+  }
+  return body;
+}
+
+class HttpFrontTest : public ::testing::Test {
+ protected:
+  void start(HttpServerOptions options, HttpHandler handler) {
+    port_ = free_port();
+    options.port = port_;
+    server_ = std::make_unique<HttpServer>(std::move(options), std::move(handler));
+    ASSERT_TRUE(server_->start().has_value());
+  }
+  void TearDown() override {
+    if (server_) server_->stop(std::chrono::seconds(2));
+  }
+  std::string request(const std::string& bytes) {
+    Client client(port_);
+    EXPECT_TRUE(client.connected());
+    client.send(bytes);
+    return client.response();
+  }
+
+  int port_ = 0;
+  std::unique_ptr<HttpServer> server_;
+};
+
+HttpResponse plain(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "text/plain";
+  response.body = std::move(body);
+  return response;
+}
+
+TEST(FramingTest, RefusesWhatAProxyWouldReadDifferently) {
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_FALSE(framing_problem(Headers{{"Content-Length", "12"}}).has_value());
+  EXPECT_FALSE(framing_problem(Headers{}).has_value());
+  struct Case {
+    Headers headers;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {{{"Content-Length", "1"}, {"Transfer-Encoding", "chunked"}}, 400},
+      {{{"Transfer-Encoding", "xchunked"}}, 400},
+      {{{"Transfer-Encoding", "gzip, chunked"}}, 400},
+      {{{"Transfer-Encoding ", "chunked"}, {"Content-Length", "3"}}, 400},
+      {{{"Transfer-Encoding", "Chunked"}}, 411},
+      {{{"Content-Length", "1, 50"}}, 400},
+      {{{"Content-Length", "1"}, {"content-length", "1"}}, 400},
+      {{{"Content-Length", "-1"}}, 400},
+      {{{"Content-Length", "0x10"}}, 400},
+      {{{"Content-Length", ""}}, 400},
+      {{{"Content-Length", "99999999999999999999999"}}, 400},
+  };
+  for (const auto& c : cases) {
+    auto problem = framing_problem(c.headers);
+    ASSERT_TRUE(problem.has_value()) << c.headers.front().first << ": " << c.headers.front().second;
+    EXPECT_EQ(problem->status, c.status) << c.headers.front().second;
+  }
+}
+
+TEST_F(HttpFrontTest, FramingProblemsAreAnsweredOverTheWire) {
+  std::atomic<int> handled{0};
+  start({}, [&](const HttpRequest&) {
+    ++handled;
+    return plain(200, "ok");
+  });
+  // A body on its way is drained, never kept, and the answer follows it; a
+  // client waiting on Expect: 100-continue hears at once.
+  const std::string body(8192, 'b');
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n2000\r\n" + body +
+                                "\r\n0\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : xchunked\r\n"
+                                "Expect: 100-continue\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 9\r\n"
+                                "Expect: 100-Continue\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                "5\r\nhello\r\n0\r\n\r\n")),
+            "HTTP/1.1 411 Length Required");
+  EXPECT_EQ(handled.load(), 0);
+}
+
+TEST_F(HttpFrontTest, AdmissionIsDecidedBeforeTheBodyIsRead) {
+  std::atomic<int> handled{0};
+  HttpServerOptions options;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.header("authorization").empty()) admission.refusal = plain(401, "who are you");
+    return admission;
+  };
+  start(options, [&](const HttpRequest& request) {
+    ++handled;
+    return plain(200, "read " + std::to_string(request.body.size()));
+  });
+  // Announced, never sent: a client waiting on Expect: 100-continue is
+  // answered anyway (cpprest would otherwise wait for the body to reply).
+  Client anonymous(port_);
+  anonymous.send("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 50000000\r\nExpect: 100-continue\r\n\r\n");
+  const std::string refused = anonymous.response();
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 401 Unauthorized");
+  EXPECT_NE(refused.find("Connection: close"), std::string::npos);
+  Client too_large(port_);
+  too_large.send("POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 20000000\r\n"
+                 "Expect: 100-continue\r\n\r\n");
+  EXPECT_EQ(status_line(too_large.response()), "HTTP/1.1 413 Request Entity Too Large");
+  // Without Expect the refused body is drained as it comes, then answered.
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 300000\r\n\r\n" +
+                                std::string(300000, 'x'))),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(handled.load(), 0);
+  // Within the limit the body is read whole.
+  const std::string body(1024, 'b');
+  const std::string fine = request("POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 1024\r\n\r\n" + body);
+  EXPECT_EQ(status_line(fine), "HTTP/1.1 200 OK");
+  EXPECT_TRUE(fine.ends_with("read 1024"));
+}
+
+TEST_F(HttpFrontTest, TheOperatorsLaneAnswersWhileEveryWorkerIsBusy) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.path == "/healthz") admission.lane = Lane::kOperators;
+    return admission;
+  };
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> busy;
+  start(options, [&, released](const HttpRequest& request) {
+    if (request.path == "/slow") {
+      busy.set_value();
+      released.wait();
+    }
+    return plain(200, request.path);
+  });
+  Client slow(port_);
+  slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+  busy.get_future().wait();  // the only worker is now held
+  EXPECT_TRUE(request("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/healthz"))
+      << "health waited behind request work";
+  release.set_value();
+  EXPECT_TRUE(slow.response().ends_with("/slow"));
+}
+
+TEST_F(HttpFrontTest, AStreamedAnswerArrivesWholeAndChunked) {
+  start({}, [](const HttpRequest&) {
+    HttpResponse response;
+    response.content_type = "text/plain";
+    response.stream = [](ResponseStream& out) {
+      const std::string piece(3000, 'p');
+      for (int i = 0; i < 1000; ++i) {
+        if (!out.write(piece)) return;
+      }
+      out.write("end");
+    };
+    return response;
+  });
+  const std::string answer = request("GET /export HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 200 OK");
+  EXPECT_NE(answer.find("Transfer-Encoding: chunked"), std::string::npos);
+  const std::string body = dechunk(answer);
+  EXPECT_EQ(body.size(), 3'000'003u);
+  EXPECT_TRUE(body.ends_with("pend"));
+  // HEAD: the headers, no body and no production.
+  const std::string head = request("HEAD /export HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(status_line(head), "HTTP/1.1 200 OK");
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+}
+
+TEST_F(HttpFrontTest, HeadHasNoBodyAndTraceReachesTheHandler) {
+  start({}, [](const HttpRequest& request) {
+    if (request.method == "TRACE") return plain(405, "no");
+    return plain(200, "a body that HEAD must not carry");
+  });
+  Client client(port_);
+  client.send("HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
+  const std::string head = client.response();
+  EXPECT_EQ(status_line(head), "HTTP/1.1 200 OK");
+  EXPECT_EQ(head.find("a body"), std::string::npos) << head;
+  const std::string trace =
+      request("TRACE / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer secret-token\r\n\r\n");
+  EXPECT_EQ(status_line(trace), "HTTP/1.1 405 Method Not Allowed");
+  EXPECT_EQ(trace.find("secret-token"), std::string::npos) << "TRACE echoed the request";
+}
+
+}  // namespace
+}  // namespace bulleted::appview
