@@ -331,6 +331,7 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
   EXPECT_EQ(report->unattached, 1);      // the intruder
   EXPECT_EQ(report->malformed_keys, 1);  // the 600-byte key
   EXPECT_EQ(report->dangling, 1);        // the orphan
+  EXPECT_EQ(report->in_cycles, 3);       // x, y, z (`check` exits 1 for them)
   EXPECT_EQ(report->nodes, 10);
 }
 
