@@ -13,12 +13,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { Runner, assert, assertEqual, freePort, here, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { Runner, assert, assertEqual, freePort, here, sleep, startNginx, stopProcess, track, waitFor } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
 const runner = new Runner();
-const repoRoot = path.resolve(here, '..', '..');
 const bound = 5000;  // ms a normal request may take while the server is under abuse
 
 // ---- the app view, with one node to read
@@ -36,34 +35,7 @@ const created = await (await fetch(`http://127.0.0.1:${appPort}/xrpc/app.bullete
 
 // ---- nginx in front of it, with the shipped limits
 const nginxPort = await freePort();
-const prefix = path.join(workdir, 'nginx');
-fs.mkdirSync(path.join(prefix, 'logs'), { recursive: true });
-fs.writeFileSync(path.join(prefix, 'nginx.conf'), `
-worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/logs/error.log warn;
-events { worker_connections 10000; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  include ${repoRoot}/deploy/bulleted-limits.conf;
-  upstream bulleted_appview { server 127.0.0.1:${appPort}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${nginxPort};
-    listen 127.0.0.2:${nginxPort};
-    include ${repoRoot}/deploy/bulleted-location.conf;
-  }
-}
-`);
-const nginxBinary = fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
-const nginx = track(spawn(nginxBinary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: 'inherit' }));
-await waitFor('nginx', async () => (await fetch(`http://127.0.0.1:${nginxPort}/healthz`)).ok, 15000);
+const nginx = await startNginx(workdir, appPort, nginxPort);
 
 // ---- the normal client: from 127.0.0.2, so per-address limits on the
 // abusers (127.0.0.1) do not apply to it

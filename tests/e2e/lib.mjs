@@ -76,6 +76,45 @@ export function stopProcess(child, signal = 'SIGTERM') {
   });
 }
 
+// A real nginx in front of an app view on appPort, with the shipped limits
+// and location (deploy/), listening on 127.0.0.1 and 127.0.0.2 at port.
+// Resolves once it answers.
+export async function startNginx(workdir, appPort, port) {
+  const repoRoot = path.resolve(here, '..', '..');
+  const prefix = path.join(workdir, `nginx-${port}`);
+  fs.mkdirSync(path.join(prefix, 'logs'), { recursive: true });
+  // As root (CI), the workers must be able to write the body buffers under
+  // the prefix: run them as root too (elsewhere nginx ignores the line).
+  fs.writeFileSync(path.join(prefix, 'nginx.conf'), `
+${process.getuid?.() === 0 ? 'user root;' : ''}
+worker_processes 1;
+worker_rlimit_nofile 20000;
+daemon off;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/logs/error.log warn;
+events { worker_connections 10000; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  include ${repoRoot}/deploy/bulleted-limits.conf;
+  upstream bulleted_appview { server 127.0.0.1:${appPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    listen 127.0.0.2:${port};
+    include ${repoRoot}/deploy/bulleted-location.conf;
+  }
+}
+`);
+  const binary = fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+  const child = track(spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: 'inherit' }));
+  await waitFor('nginx', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
+  return child;
+}
+
 // Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
 export function startAppview(binary, args, logFile) {
   const log = fs.openSync(logFile, 'a');

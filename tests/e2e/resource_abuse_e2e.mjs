@@ -1,0 +1,209 @@
+// What an anonymous client could once do to the app view's memory and CPU,
+// directly and through a real nginx with the shipped limits: a 52 MB body
+// of nested brackets to importOutline (without and with a token), eight
+// exports of a 60,000-node outline at once, and four hostile 1.2 MB imports
+// at once. Meanwhile /healthz is probed; its latencies and the app view's
+// peak RSS (VmHWM, reset before each case) are printed as "figures:" lines,
+// which docs/RELIABILITY.md records. Asserted: the structure (refusals
+// before the body, exports streamed or refused with 429, health always
+// answered), and peak RSS bounds on a Release build (sanitizer builds keep
+// freed memory, so there the figures are only printed).
+// Usage: ./node22 ../resource_abuse_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { Runner, assert, assertEqual, freePort, sleep, startNginx, stopProcess, track, waitFor } from './lib.mjs';
+
+const [binary, workdir] = process.argv.slice(2);
+fs.mkdirSync(workdir, { recursive: true });
+const runner = new Runner();
+const sanitized = process.env.BULLETED_E2E_SANITIZED === '1';
+const MB = 1024 * 1024;
+
+// ---- an index with a large outline: 600 bullets of 100 children each
+const db = path.join(workdir, 'resources.db');
+const did = 'did:plc:resources';
+const outlineFile = path.join(workdir, 'large.txt');
+const lines = [];
+for (let p = 0; p < 600; p++) {
+  lines.push(`- parent ${p} with a line of ordinary length`);
+  for (let c = 0; c < 100; c++) lines.push(`  - child ${c} of ${p}, with a little more text`);
+}
+fs.writeFileSync(outlineFile, lines.join('\n') + '\n');
+execFileSync(binary, ['import', outlineFile, '--repo', did, '--db', db], { stdio: 'ignore' });
+const token = execFileSync(binary, ['token', 'create', '--did', did, '--db', db], { encoding: 'utf8' }).trim();
+// The hostile imports go to a repo of their own, so the exported one stays as it is.
+const importer = 'did:plc:importer';
+const importerToken = execFileSync(binary, ['token', 'create', '--did', importer, '--db', db], { encoding: 'utf8' }).trim();
+
+const appPort = await freePort();
+const appLog = fs.openSync(path.join(workdir, 'appview-resources.log'), 'a');
+// nginx reaches the app view from 127.0.0.1; direct clients use 127.0.0.2 and up.
+const app = track(spawn(binary, ['serve', '--db', db, '--port', String(appPort), '--threads', '4'],
+  { stdio: ['ignore', appLog, appLog], env: { ...process.env, BULLETED_TRUSTED_PROXIES: '127.0.0.1' } }));
+await waitFor('the app view', async () => (await fetch(`http://127.0.0.1:${appPort}/healthz`)).ok, 15000);
+const nginxPort = await freePort();
+const nginx = await startNginx(workdir, appPort, nginxPort);
+
+function peakRssMb() {
+  const status = fs.readFileSync(`/proc/${app.pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+function residentMb() {
+  const status = fs.readFileSync(`/proc/${app.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+// Resets the peak to what is resident now.
+function resetPeak() { fs.writeFileSync(`/proc/${app.pid}/clear_refs`, '5'); }
+
+// One request with a streamed body; resolves with the status and body text.
+function send(port, { method = 'POST', path: target, headers = {}, body = null, from = '127.0.0.2', timeout = 120000 }) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path: target, method, localAddress: from, agent: false,
+      headers: body ? { ...headers, 'content-length': body.length } : headers, timeout });
+    req.on('response', (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(parts).toString('utf8'), cut: true }));
+    });
+    req.on('timeout', () => { req.destroy(); resolve({ status: 0, text: 'timeout' }); });
+    req.on('error', (e) => resolve({ status: 0, text: e.message }));
+    if (!body) return req.end();
+    let at = 0;
+    const pump = () => {
+      while (at < body.length) {
+        const piece = body.subarray(at, at + 256 * 1024);
+        at += piece.length;
+        if (!req.write(piece)) return req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+// /healthz every 50 ms from its own address until stopped.
+function probeHealth(port) {
+  const latencies = [];
+  const statuses = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const started = performance.now();
+      const r = await send(port, { method: 'GET', path: '/healthz', from: '127.0.0.20', timeout: 60000 });
+      latencies.push(performance.now() - started);
+      statuses.push(r.status);
+      await sleep(50);
+    }
+  })();
+  return async () => {
+    running = false;
+    await done;
+    latencies.sort((a, b) => a - b);
+    const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+    return { probes: latencies.length, statuses, p50: at(0.5), p99: at(0.99), max: latencies[latencies.length - 1] };
+  };
+}
+
+const round = (x) => Math.round(x * 10) / 10;
+function figures(name, values) {
+  console.log(`figures: ${name} ${JSON.stringify(values, (k, v) => (typeof v === 'number' ? round(v) : v))}`);
+}
+
+// {"x": followed by 26 M '[' and 26 M ']': 52 MB, under maxImportBytes.
+const brackets = Buffer.alloc(52_000_006, '[');
+brackets.write('{"x":', 0);
+brackets.fill(']', 5 + 26_000_000, 5 + 52_000_000);
+brackets.write('}', 52_000_005);
+const json = { 'content-type': 'application/json' };
+
+const hostileImports = (() => {
+  const notes = '- one bullet\n' + '  a note line\n'.repeat(92_000);
+  const stray = '<opml><body><outline text="' + '&lt;b&gt;'.repeat(30_000) + 'x' + '&lt;/i&gt;'.repeat(100_000) + '"/></body></opml>';
+  const lts = '<opml><body><outline text="' + '&lt;'.repeat(300_000) + '"/></body></opml>';
+  const amps = '<opml><body><outline text="' + '&amp;amp'.repeat(130_000) + '"/></body></opml>';
+  return [['text', notes], ['opml', stray], ['opml', lts], ['opml', amps]].map(([format, content]) =>
+    Buffer.from(JSON.stringify({ repo: importer, format, content })));
+})();
+
+async function probes(port, label) {
+  await runner.test(`${label}: a 52 MB body of brackets without a token is refused unread`, async () => {
+    resetPeak();
+    const before = residentMb();
+    const r = await send(port, { path: '/xrpc/app.bulleted.importOutline', headers: json, body: brackets });
+    const peak = peakRssMb();
+    figures(`${label} unauthenticated-52MB`, { status: r.status, residentBeforeMb: before, peakMb: peak, riseMb: peak - before });
+    assertEqual(r.status, 401, `refused for its missing token: ${r.text.slice(0, 200)}`);
+    assertEqual(JSON.parse(r.text).error, 'AuthRequired', 'the error');
+    assert(peak - before < 16, `peak RSS rose by ${round(peak - before)} MB for a body that was never read`);
+  });
+
+  await runner.test(`${label}: the same body with a token costs at most a small multiple of itself`, async () => {
+    resetPeak();
+    const before = residentMb();
+    const r = await send(port, { path: '/xrpc/app.bulleted.importOutline', headers: { ...json, authorization: `Bearer ${token}` }, body: brackets });
+    const peak = peakRssMb();
+    figures(`${label} authenticated-52MB`, { status: r.status, residentBeforeMb: before, peakMb: peak, riseMb: peak - before });
+    assertEqual(r.status, 400, `refused for its nesting: ${r.text.slice(0, 200)}`);
+    assert(/nested deeper/.test(JSON.parse(r.text).message), 'the message names the depth limit');
+    if (!sanitized) assert(peak - before < 3 * 52, `peak RSS rose by ${round(peak - before)} MB for a 52 MB body`);
+  });
+
+  await runner.test(`${label}: eight exports at once are streamed or refused, and health never waits`, async () => {
+    resetPeak();
+    const stop = probeHealth(port);
+    await sleep(200);
+    const exports = await Promise.all([...Array(8).keys()].map((i) => send(port, {
+      method: 'GET', path: `/xrpc/app.bulleted.exportOutline?repo=${did}&format=opml`, from: `127.0.0.${2 + i}` })));
+    const health = await stop();
+    const statuses = exports.map((r) => r.status);
+    figures(`${label} eight-exports`, { statuses, exportBytes: Math.max(...exports.map((r) => r.text.length)), peakMb: peakRssMb(), health: { ...health, statuses: undefined } });
+    assert(health.statuses.every((s) => s === 200), `health answered ${JSON.stringify(health.statuses)}`);
+    const complete = exports.filter((r) => r.status === 200);
+    assert(complete.length >= 1, 'at least one export ran');
+    for (const r of complete) {
+      assert(r.text.endsWith('</opml>\n') && !r.cut, 'a whole document');
+      assertEqual((r.text.match(/<outline /g) ?? []).length, 60_601, 'every node exported (and the import root)');
+    }
+    for (const r of exports.filter((x) => x.status !== 200)) {
+      assertEqual(r.status, 429, `an export beyond the limit: ${r.text.slice(0, 200)}`);
+      assert(Number(r.headers['retry-after']) > 0, 'with Retry-After');
+    }
+    // One client, eight exports: never more than one of its own at a time.
+    const same = await Promise.all([...Array(8).keys()].map(() => send(port, {
+      method: 'GET', path: `/xrpc/app.bulleted.exportOutline?repo=${did}&format=text`, from: '127.0.0.30' })));
+    assert(same.every((r) => r.status === 200 || r.status === 429), `one client's exports: ${same.map((r) => r.status)}`);
+    figures(`${label} one-client-eight-exports`, { statuses: same.map((r) => r.status) });
+  });
+
+  await runner.test(`${label}: four hostile 1.2 MB imports at once are parsed in linear time`, async () => {
+    const stop = probeHealth(port);
+    await sleep(200);
+    const started = performance.now();
+    const answers = await Promise.all(hostileImports.map((body) => send(port, {
+      path: '/xrpc/app.bulleted.importOutline', headers: { ...json, authorization: `Bearer ${importerToken}` }, body })));
+    const elapsed = performance.now() - started;
+    const health = await stop();
+    figures(`${label} four-hostile-imports`, { statuses: answers.map((r) => r.status), bodyBytes: hostileImports.map((b) => b.length), elapsedMs: elapsed, health: { ...health, statuses: undefined } });
+    for (const r of answers) {
+      assert(r.status === 200 || r.status === 400, `an import answer: ${r.status} ${r.text.slice(0, 200)}`);
+      assert(typeof JSON.parse(r.text) === 'object', 'JSON');
+    }
+    assert(health.statuses.every((s) => s === 200), `health answered ${JSON.stringify(health.statuses)}`);
+  });
+}
+
+try {
+  await probes(appPort, 'directly');
+  await probes(nginxPort, 'through nginx');
+  await runner.test('the app view stayed up throughout', async () => {
+    assertEqual(app.exitCode, null, 'still running');
+    assertEqual((await fetch(`http://127.0.0.1:${appPort}/healthz`)).status, 200, 'healthy');
+  });
+} finally {
+  await stopProcess(nginx, 'SIGQUIT');
+  await stopProcess(app);
+}
+process.exit(runner.finish());
