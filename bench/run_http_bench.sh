@@ -20,7 +20,7 @@ ceiling_port=$((port + 1))
 did="did:plc:httpbenchmark"
 token="$("$bin" token create --did "$did" --db "$work/bench.db")"
 # Per-client limits off: one client is the whole load here.
-BULLETED_PROCEDURE_RATE=0 "$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
+BULLETED_PROCEDURE_RATE=0 BULLETED_QUERY_BYTES=0 "$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
 serve_pid=$!
 "${BUILD_DIR:-build}/bench/http_ceiling" "$ceiling_port" &
 ceiling_pid=$!

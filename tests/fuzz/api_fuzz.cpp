@@ -1,5 +1,6 @@
-// libFuzzer target: the JSON bodies of every procedure, through the same
-// handler the HTTP server calls, against a real SQLite index (local mode,
+// libFuzzer target: the JSON bodies of every procedure (and, when the first
+// byte's high bit is set, a forged token and forwarded addresses through
+// admission), through the same handler the HTTP server calls, against a real SQLite index (local mode,
 // with a valid token). Any body must get an XRPC answer: a JSON object with
 // `error` and `message` and a 4xx status, or a 2xx; never a 5xx, a crash or a
 // hang. The first byte picks the procedure.
@@ -40,6 +41,10 @@ World* world() {
     if (::mkdtemp(dir) == nullptr) std::abort();
     out->config.db_path = std::string(dir) + "/fuzz.db";
     out->config.procedure_rate_per_minute = 0;
+    out->config.query_bytes_per_minute = 0;
+    out->config.sign_in_per_minute = 0;
+    out->config.sign_in_per_account_per_minute = 0;
+    out->config.trusted_proxies = {"127.0.0.1"};
     out->config.max_import_bytes = 1 << 20;
     auto store = schema::Store::open(out->config.db_path);
     if (!store) std::abort();
@@ -72,6 +77,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.headers["authorization"] = "Bearer " + w->token;
   request.body.assign(reinterpret_cast<const char*>(data) + 1, size - 1);
   request.remote = "127.0.0.1";
+  if ((data[0] & 0x80) != 0) {
+    // The head from the input too: a forged token and forwarded addresses
+    // (127.0.0.1 is a trusted proxy here) must give a refusal or a limit.
+    const std::string_view head_bytes(request.body.data(), std::min<std::size_t>(64, request.body.size()));
+    request.headers["authorization"] = "Bearer " + std::string(head_bytes);
+    request.headers["x-forwarded-for"] = std::string(head_bytes);
+    request.headers["x-real-ip"] = std::string(head_bytes);
+    const appview::Admission admission = w->api->admit(request);
+    if (admission.refusal) {
+      if (admission.refusal->status < 400 || admission.refusal->status >= 500) std::abort();
+      auto json = nlohmann::json::parse(admission.refusal->body, nullptr, false);
+      if (!json.is_object() || !json.contains("error") || !json.contains("message")) std::abort();
+    } else if (admission.body_limit == 0) {
+      std::abort();
+    }
+  }
   const appview::HttpResponse response = w->api->handle(request);
   if (response.status >= 500 && response.status != 501 && response.status != 503) std::abort();
   if (response.status >= 400) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "appview/outline/outline.hpp"
 #include "schema/node_record.hpp"
@@ -37,7 +38,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (auto tree = parse_opml(input, limits)) check_round_trip(Format::kOpml, *tree, limits);
       break;
     case 1:
-      if (auto tree = parse_plain_text(input, limits)) (void)write_plain_text(*tree);
+      if (auto tree = parse_plain_text(input, limits)) {
+        // The structure comes back whole while the text dialect keeps every
+        // level (it writes deeper bullets at its last one).
+        std::vector<std::size_t> depth(tree->nodes.size(), 0);
+        std::size_t deepest = 0;
+        for (std::size_t i = 0; i < tree->nodes.size(); ++i) {
+          const auto parent = tree->nodes[i].parent;
+          depth[i] = parent < 0 ? 0 : depth[static_cast<std::size_t>(parent)] + 1;
+          deepest = std::max(deepest, depth[i]);
+        }
+        if (deepest < OutlineWriter::kMaxTextLevels) {
+          check_round_trip(Format::kText, *tree, limits);
+        } else {
+          (void)write_plain_text(*tree);
+        }
+      }
       break;
     default: {
       // Text reaches the decoder from XML (always UTF-8) and is refused as a
