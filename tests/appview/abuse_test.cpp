@@ -8,6 +8,7 @@
 
 #include <sstream>
 
+#include "appview/api.hpp"
 #include "appview/client_address.hpp"
 #include "appview/import_jobs.hpp"
 #include "appview/json_body.hpp"
@@ -465,6 +466,37 @@ TEST_F(IndexAbuseTest, ASubtreeAnswerStaysWithinItsBudget) {
   }
 }
 
+TEST_F(IndexAbuseTest, AnImportDropsInvalidFacetsAndListsThem) {
+  Outline tree;
+  outline::OutlineNode node;
+  node.text = "click me";
+  node.facets = json::array(
+      {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+        {"features", json::array({{{"$type", "app.bulleted.node#link"}, {"uri", "javascript:alert(1)"}}})}},
+       {{"index", {{"byteStart", 6}, {"byteEnd", 8}}},
+        {"features", json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+  tree.nodes.push_back(node);
+  auto job = plan_import(*store_, locks_, clock_, {kDid, std::nullopt}, tree);
+  ASSERT_TRUE(job.has_value()) << job.error().message;
+  const json errors = json::parse(job->errors_json);
+  ASSERT_EQ(errors.size(), 1u) << errors.dump();
+  EXPECT_NE(errors[0].get<std::string>().find("node 1: facet 1 dropped"), std::string::npos)
+      << errors.dump();
+  LocalSink sink(clock_);
+  while (true) {
+    auto ran = run_import_batch(*store_, sink, job->id, true);
+    ASSERT_TRUE(ran.has_value());
+    if (ran->state != "running") break;
+  }
+  auto imported = read_outline(*store_, kDid, job->root_rkey, 10);
+  ASSERT_TRUE(imported.has_value());
+  ASSERT_EQ(imported->nodes.size(), 2u);
+  EXPECT_EQ(imported->nodes[1].text, "click me") << "the text is kept";
+  ASSERT_TRUE(imported->nodes[1].facets.is_array());
+  ASSERT_EQ(imported->nodes[1].facets.size(), 1u);
+  EXPECT_EQ(imported->nodes[1].facets[0]["features"][0]["$type"], "app.bulleted.node#bold");
+}
+
 TEST_F(IndexAbuseTest, TheExportWalkReadsPagesNotTheOutline) {
   build_chain(3'000);
   std::size_t visited = 0;
@@ -479,6 +511,160 @@ TEST_F(IndexAbuseTest, TheExportWalkReadsPagesNotTheOutline) {
   EXPECT_EQ(visited, 2'000u) << "stopped when asked";
   EXPECT_EQ(deepest, 1'999u);
 }
+
+// ---- admission: what is decided before a body is read
+
+namespace admission {
+
+class AdmitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.db_path = dir_.file("index.db");
+    config_.procedure_rate_per_minute = 5;
+    config_.sign_in_per_minute = 3;
+    config_.trusted_proxies = {"127.0.0.1"};
+    auto store = schema::Store::open(config_.db_path);
+    ASSERT_TRUE(store.has_value());
+    token_ = new_token();
+    ASSERT_TRUE((*store)->add_token(token_digest(token_), "did:plc:alice").has_value());
+    context_ = std::make_unique<AppContext>(config_);
+    api_ = std::make_unique<Api>(*context_);
+  }
+  Admission admit(const std::string& nsid, const std::string& peer,
+                  std::map<std::string, std::string> headers = {}, const std::string& method = "POST") {
+    HttpRequestHead head;
+    head.method = method;
+    head.path = "/xrpc/" + nsid;
+    head.remote = peer;
+    head.headers = std::move(headers);
+    return api_->admit(head);
+  }
+  static int status(const Admission& a) { return a.refusal ? a.refusal->status : 0; }
+
+  testing::TempDir dir_;
+  Config config_;
+  std::string token_;
+  std::unique_ptr<AppContext> context_;
+  std::unique_ptr<Api> api_;
+};
+
+TEST_F(AdmitTest, ProceduresNeedAValidTokenBeforeTheirBody) {
+  const auto anonymous = admit("app.bulleted.importOutline", "198.51.100.1");
+  EXPECT_EQ(status(anonymous), 401);
+  const auto forged = admit("app.bulleted.importOutline", "198.51.100.1", {{"authorization", "Bearer nope"}});
+  EXPECT_EQ(status(forged), 401);
+  const auto valid = admit("app.bulleted.importOutline", "198.51.100.1",
+                           {{"authorization", "Bearer " + token_}});
+  EXPECT_EQ(status(valid), 0);
+  EXPECT_EQ(valid.body_limit, config_.max_import_bytes);
+  EXPECT_EQ(admit("app.bulleted.createNode", "198.51.100.1", {{"authorization", "Bearer " + token_}}).body_limit,
+            config_.max_body_bytes);
+  EXPECT_EQ(admit("app.bulleted.createSession", "198.51.100.2").body_limit, kSignInBodyBytes);
+  EXPECT_EQ(admit("app.bulleted.getNode", "198.51.100.2", {}, "GET").body_limit, kQueryBodyBytes);
+  EXPECT_EQ(status(admit("app.bulleted.getNode", "198.51.100.2")), 405) << "POST to a query";
+  EXPECT_EQ(status(admit("app.bulleted.nothing", "198.51.100.2")), 501);
+  EXPECT_EQ(status(admit("app.bulleted.getNode", "198.51.100.2", {}, "TRACE")), 405);
+  EXPECT_EQ(admit("_health", "198.51.100.2", {}, "GET").lane, Lane::kOperators)
+      << "/xrpc/_health is answered on the operators' thread";
+}
+
+TEST_F(AdmitTest, ARandomTokenPerRequestIsCountedAgainstTheAddress) {
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.7",
+                           {{"authorization", "Bearer random-" + std::to_string(i)}})),
+              401);
+  }
+  const auto limited = admit("app.bulleted.createNode", "198.51.100.7",
+                             {{"authorization", "Bearer random-again"}});
+  EXPECT_EQ(status(limited), 429);
+  EXPECT_NE(limited.refusal->body.find("RateLimitExceeded"), std::string::npos);
+  // The valid token has a bucket of its own, and so has another address.
+  EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.7", {{"authorization", "Bearer " + token_}})), 0);
+  EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.8", {{"authorization", "Bearer x"}})), 401);
+}
+
+TEST_F(AdmitTest, BehindATrustedProxyEachClientHasItsOwnLimits) {
+  // Through the proxy, two clients: the first spends its sign-in attempts,
+  // the second is untouched.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-forwarded-for", "203.0.113.1"}})), 0);
+  }
+  EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-forwarded-for", "203.0.113.1"}})), 429);
+  EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-real-ip", "203.0.113.2"}})), 0);
+  // A client that is not the proxy cannot pick another's bucket, nor escape its own.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(status(admit("app.bulleted.createSession", "198.51.100.9",
+                           {{"x-forwarded-for", "203.0.113." + std::to_string(10 + i)}})),
+              0);
+  }
+  EXPECT_EQ(status(admit("app.bulleted.createSession", "198.51.100.9", {{"x-forwarded-for", "203.0.113.99"}})), 429);
+}
+
+TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
+  config_.query_bytes_per_minute = 100 * 1024;
+  AppContext context(config_);
+  Api api(context);
+  HttpRequest request;
+  request.method = "GET";
+  request.path = "/xrpc/app.bulleted.exportOutline";
+  request.query = "repo=did:plc:alice&format=opml";
+  request.remote = "198.51.100.20";
+  const Admission first = api.admit(request);
+  ASSERT_FALSE(first.refusal.has_value());
+  // An answer of 200 KiB spends the budget twice over...
+  context.query_limits.charge("addr 198.51.100.20", 200 * 1024);
+  const Admission next = api.admit(request);
+  ASSERT_TRUE(next.refusal.has_value());
+  EXPECT_EQ(next.refusal->status, 429);
+  bool retry_after = false;
+  for (const auto& [name, value] : next.refusal->headers) retry_after |= name == "Retry-After";
+  EXPECT_TRUE(retry_after);
+  // ...and a streamed answer is charged as it is written.
+  request.remote = "198.51.100.21";
+  HttpResponse streamed = api.handle(request);
+  ASSERT_TRUE(static_cast<bool>(streamed.stream));
+  struct Sink final : ResponseStream {
+    std::string bytes;
+    bool write(std::string_view piece) override {
+      bytes += piece;
+      return true;
+    }
+  } sink;
+  streamed.stream(sink);
+  EXPECT_TRUE(sink.bytes.ends_with("</opml>\n"));
+  const double left_if_charged = 100.0 * 1024 - static_cast<double>(sink.bytes.size());
+  EXPECT_TRUE(context.query_limits.take("addr 198.51.100.21", left_if_charged + 1).has_value())
+      << "the export's bytes were charged";
+}
+
+TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
+  // pds mode with nothing behind it: every sign-in fails upstream (the
+  // handle resolver refuses connections), until the account's attempts are
+  // spent and the app view answers 429 without trying.
+  config_.sign_in_per_account_per_minute = 3;
+  config_.handle_resolver = "http://127.0.0.1:1";
+  firehose::WrittenRevs written;
+  PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
+                  IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
+                  SecretBox("a key of at least thirty-two characters"), written);
+  AppContext context(config_);
+  context.pds = &pds;
+  Api api(context);
+  auto attempt = [&](const std::string& identifier, int from) {
+    HttpRequest request;
+    request.method = "POST";
+    request.path = "/xrpc/app.bulleted.createSession";
+    request.remote = "198.51.100." + std::to_string(from);
+    request.headers["content-type"] = "application/json";
+    request.body = json{{"identifier", identifier}, {"password", "guess"}}.dump();
+    return api.handle(request).status;
+  };
+  for (int i = 0; i < 3; ++i) EXPECT_NE(attempt("victim.example.com", 30 + i), 429) << i;
+  EXPECT_EQ(attempt("Victim.Example.com", 40), 429) << "the account's attempts, from a new address";
+  EXPECT_NE(attempt("someone-else.example.com", 40), 429);
+}
+
+}  // namespace admission
 
 }  // namespace
 }  // namespace bulleted::appview
