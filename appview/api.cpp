@@ -162,7 +162,7 @@ Admission Api::admit(const HttpRequestHead& head) {
   admission.body_limit = kQueryBodyBytes;
   if (head.method == "TRACE") {
     HttpResponse response =
-        error_response(405, "InvalidRequest", "TRACE is not supported");
+        error_response(Error{ErrorCode::kMethodNotAllowed, "TRACE is not supported"});
     response.headers.emplace_back("Allow", "GET, HEAD, POST");
     admission.refusal = refused("other", std::move(response));
     return admission;
@@ -176,7 +176,7 @@ Admission Api::admit(const HttpRequestHead& head) {
   const ApiMethod* method = find_method(nsid);
   if (method == nullptr) {
     admission.refusal =
-        refused("unknown", error_response(501, "MethodNotImplemented", "no method " + nsid));
+        refused("unknown", error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid}));
     return admission;
   }
   if (auto wrong = wrong_http_method(*method, head.method)) {
@@ -258,14 +258,15 @@ HttpResponse Api::handle(const HttpRequest& request) {
       const ApiMethod* method = find_method(nsid);
       if (method == nullptr) {
         label = "unknown";
-        response = error_response(501, "MethodNotImplemented", "no method " + nsid);
+        response = error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid});
       } else {
         label = nsid;
         query = method->kind == MethodKind::kQuery;
         response = call_method(*this, *method, request);
       }
     } else {
-      response = error_response(404, "NotFound", "no such path; the API lives under /xrpc/");
+      response = error_response(
+          Error{ErrorCode::kNotFound, "no such path; the API lives under /xrpc/"});
     }
   } catch (const std::exception& e) {
     spdlog::error("{} {} failed: {}", request.method, request.path, e.what());

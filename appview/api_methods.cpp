@@ -513,12 +513,12 @@ HttpResponse not_in_this_mode(Api& api, const ApiMethod& method, const HttpReque
   const bool sessions =
       method.nsid == "app.bulleted.createSession" || method.nsid == "app.bulleted.deleteSession";
   if (sessions && ApiMethods::context(api).pds == nullptr) {
-    return error_response(
-        501, "MethodNotImplemented",
-        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`");
+    return error_response(Error{
+        ErrorCode::kMethodNotImplemented,
+        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
   }
-  return error_response(501, "MethodNotImplemented",
-                        std::string(method.nsid) + " is not available in this build");
+  return error_response(Error{ErrorCode::kMethodNotImplemented,
+                              std::string(method.nsid) + " is not available in this build"});
 }
 
 #undef TRY
@@ -556,10 +556,10 @@ std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
   const bool query = method.kind == MethodKind::kQuery;
   if ((query && http_method != "GET" && http_method != "HEAD") ||
       (!query && http_method != "POST")) {
-    HttpResponse response = error_response(405, "InvalidRequest",
-                                           "incorrect HTTP method (" + std::string(http_method) +
-                                               "): " + std::string(method.nsid) + " expects " +
-                                               (query ? "GET" : "POST"));
+    HttpResponse response = error_response(
+        Error{ErrorCode::kMethodNotAllowed, "incorrect HTTP method (" + std::string(http_method) +
+                                                "): " + std::string(method.nsid) + " expects " +
+                                                (query ? "GET" : "POST")});
     response.headers.emplace_back("Allow", query ? "GET" : "POST");
     return response;
   }

@@ -90,41 +90,6 @@ Result<std::optional<bool>> XrpcParams::boolean(const std::string& name) const {
   return fail(ErrorCode::kInvalidRequest, name + " must be true or false");
 }
 
-XrpcStatus xrpc_status(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidRequest:
-      return {400, "InvalidRequest"};
-    case ErrorCode::kNotFound:
-      return {404, "NotFound"};
-    case ErrorCode::kInvalidNeighbour:
-      return {400, "InvalidNeighbour"};
-    case ErrorCode::kStaleNeighbours:
-    case ErrorCode::kRepoChanged:
-      return {409, "StaleNeighbours"};
-    case ErrorCode::kWouldCycle:
-      return {400, "WouldCycle"};
-    case ErrorCode::kExhausted:
-      return {409, "Exhausted"};
-    case ErrorCode::kAuthRequired:
-      return {401, "AuthRequired"};
-    case ErrorCode::kForbidden:
-      return {403, "Forbidden"};
-    case ErrorCode::kPayloadTooLarge:
-      return {413, "PayloadTooLarge"};
-    case ErrorCode::kRateLimited:
-      return {429, "RateLimitExceeded"};
-    case ErrorCode::kUpstreamFailure:
-      return {502, "UpstreamFailure"};
-    case ErrorCode::kUnavailable:
-      return {503, "Unavailable"};
-    case ErrorCode::kSchemaTooNew:
-    case ErrorCode::kCorrupt:
-    case ErrorCode::kInternal:
-      return {500, "InternalServerError"};
-  }
-  return {500, "InternalServerError"};
-}
-
 HttpResponse json_response(const nlohmann::json& body, int status) {
   return HttpResponse{status,
                       "application/json",
@@ -132,17 +97,13 @@ HttpResponse json_response(const nlohmann::json& body, int status) {
                       {}};
 }
 
-HttpResponse error_response(int status, std::string_view name, const std::string& message) {
-  return json_response({{"error", name}, {"message", message}}, status);
-}
-
 HttpResponse error_response(const Error& error) {
-  const XrpcStatus status = xrpc_status(error.code);
+  const ErrorStatus& status = error_status(error.code);
   // Internal failures keep their details in the log, not in the answer.
-  const bool internal = status.status >= 500 && error.code != ErrorCode::kUnavailable &&
-                        error.code != ErrorCode::kUpstreamFailure;
-  HttpResponse response =
-      error_response(status.status, status.name, internal ? "the request failed" : error.message);
+  const bool internal = status.status == 500;
+  HttpResponse response = json_response(
+      {{"error", status.name}, {"message", internal ? "the request failed" : error.message}},
+      status.status);
   if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
     response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
   }

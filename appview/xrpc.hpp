@@ -1,5 +1,5 @@
-// XRPC conventions: query parameters, JSON bodies, and the one table that
-// maps error codes to HTTP statuses and XRPC error names.
+// XRPC conventions: query parameters, JSON answers, and error answers from
+// the one table of error codes (schema/error.hpp).
 #pragma once
 
 #include <map>
@@ -29,16 +29,11 @@ class XrpcParams {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
-// The status and XRPC error name of an error code.
-struct XrpcStatus {
-  int status;
-  std::string_view name;
-};
-XrpcStatus xrpc_status(ErrorCode code);
-
 HttpResponse json_response(const nlohmann::json& body, int status = 200);
+// The answer to an error: its status and XRPC name from the one table
+// (schema/error.hpp), `Retry-After` for kRateLimited; internal failures say
+// only "the request failed" (the details go to the log).
 HttpResponse error_response(const Error& error);
-HttpResponse error_response(int status, std::string_view name, const std::string& message);
 
 // Percent-decoding; nullopt on a malformed escape.
 std::optional<std::string> percent_decode(std::string_view text, bool plus_as_space);

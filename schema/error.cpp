@@ -1,43 +1,47 @@
 #include "schema/error.hpp"
 
-namespace bulleted {
+#include <array>
 
-std::string_view error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidRequest:
-      return "InvalidRequest";
-    case ErrorCode::kNotFound:
-      return "NotFound";
-    case ErrorCode::kInvalidNeighbour:
-      return "InvalidNeighbour";
-    case ErrorCode::kStaleNeighbours:
-      return "StaleNeighbours";
-    case ErrorCode::kRepoChanged:
-      return "RepoChanged";
-    case ErrorCode::kWouldCycle:
-      return "WouldCycle";
-    case ErrorCode::kExhausted:
-      return "Exhausted";
-    case ErrorCode::kAuthRequired:
-      return "AuthRequired";
-    case ErrorCode::kForbidden:
-      return "Forbidden";
-    case ErrorCode::kPayloadTooLarge:
-      return "PayloadTooLarge";
-    case ErrorCode::kRateLimited:
-      return "RateLimited";
-    case ErrorCode::kUpstreamFailure:
-      return "UpstreamFailure";
-    case ErrorCode::kUnavailable:
-      return "Unavailable";
-    case ErrorCode::kSchemaTooNew:
-      return "SchemaTooNew";
-    case ErrorCode::kCorrupt:
-      return "Corrupt";
-    case ErrorCode::kInternal:
-      return "InternalServerError";
+namespace bulleted {
+namespace {
+
+// The one table. Conflict names are those of the lexicons; a repo that
+// changed under a write is a 409 StaleNeighbours for the client (refetch and
+// re-apply), like neighbours that moved.
+constexpr std::array<ErrorStatus, 19> kTable = {{
+    {ErrorCode::kInvalidRequest, "kInvalidRequest", 400, "InvalidRequest"},
+    {ErrorCode::kNotFound, "kNotFound", 404, "NotFound"},
+    {ErrorCode::kInvalidNeighbour, "kInvalidNeighbour", 400, "InvalidNeighbour"},
+    {ErrorCode::kStaleNeighbours, "kStaleNeighbours", 409, "StaleNeighbours"},
+    {ErrorCode::kRepoChanged, "kRepoChanged", 409, "StaleNeighbours"},
+    {ErrorCode::kWouldCycle, "kWouldCycle", 400, "WouldCycle"},
+    {ErrorCode::kExhausted, "kExhausted", 409, "Exhausted"},
+    {ErrorCode::kAuthRequired, "kAuthRequired", 401, "AuthRequired"},
+    {ErrorCode::kForbidden, "kForbidden", 403, "Forbidden"},
+    {ErrorCode::kMethodNotAllowed, "kMethodNotAllowed", 405, "InvalidRequest"},
+    {ErrorCode::kLengthRequired, "kLengthRequired", 411, "InvalidRequest"},
+    {ErrorCode::kPayloadTooLarge, "kPayloadTooLarge", 413, "PayloadTooLarge"},
+    {ErrorCode::kRateLimited, "kRateLimited", 429, "RateLimitExceeded"},
+    {ErrorCode::kMethodNotImplemented, "kMethodNotImplemented", 501, "MethodNotImplemented"},
+    {ErrorCode::kUpstreamFailure, "kUpstreamFailure", 502, "UpstreamFailure"},
+    {ErrorCode::kUnavailable, "kUnavailable", 503, "Unavailable"},
+    {ErrorCode::kSchemaTooNew, "kSchemaTooNew", 500, "InternalServerError"},
+    {ErrorCode::kCorrupt, "kCorrupt", 500, "InternalServerError"},
+    {ErrorCode::kInternal, "kInternal", 500, "InternalServerError"},
+}};
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < kTable.size(); ++i) {
+    if (static_cast<std::size_t>(kTable[i].code) != i) return false;
   }
-  return "InternalServerError";
+  return static_cast<std::size_t>(ErrorCode::kInternal) + 1 == kTable.size();
 }
+static_assert(in_enum_order(), "one row per ErrorCode, in the enum's order");
+
+}  // namespace
+
+const ErrorStatus& error_status(ErrorCode code) { return kTable[static_cast<std::size_t>(code)]; }
+
+std::span<const ErrorStatus> error_table() { return kTable; }
 
 }  // namespace bulleted

@@ -1,9 +1,12 @@
-// Errors that cross module boundaries: a stable code plus a message for
-// people. The HTTP layer maps each code to an XRPC error name and status in
-// one table (appview/); nothing else decides statuses.
+// The project's one error type, and its one table: every error that crosses
+// a module boundary is an Error (a stable code plus a message for people),
+// and every refusal the server makes, the HTTP front's own included, takes
+// its HTTP status and XRPC error name from error_status(). Nothing else
+// decides statuses. (ordering/ keeps its own KeyError: it is std-only.)
 #pragma once
 
 #include <expected>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -11,7 +14,7 @@ namespace bulleted {
 
 enum class ErrorCode {
   kInvalidRequest,    // malformed input from a caller
-  kNotFound,          // no such node or repo (or it is hidden)
+  kNotFound,          // no such node, repo or path (or it is hidden)
   kInvalidNeighbour,  // a named neighbour is not a child of the target parent
   kStaleNeighbours,   // neighbours moved twice under the lock
   kRepoChanged,       // the repo moved on since the index saw it (a PDS swap failed)
@@ -19,17 +22,29 @@ enum class ErrorCode {
   kExhausted,         // no order key fits in the gap
   kAuthRequired,      // no or bad credentials
   kForbidden,         // credentials for another repo
+  kMethodNotAllowed,  // the wrong HTTP method for the route
+  kLengthRequired,    // a body without a Content-Length
   kPayloadTooLarge,
   kRateLimited,
-  kUpstreamFailure,  // a PDS or resolver failed
-  kUnavailable,      // database busy, read-only or full; not ready
-  kSchemaTooNew,     // the database was written by a newer binary
-  kCorrupt,          // undecodable or inconsistent data
+  kMethodNotImplemented,  // no such XRPC method, or not in this mode
+  kUpstreamFailure,       // a PDS or resolver failed
+  kUnavailable,           // database busy, read-only or full; not ready; shutting down
+  kSchemaTooNew,          // the database was written by a newer binary
+  kCorrupt,               // undecodable or inconsistent data
   kInternal,
 };
 
-// The stable name of a code ("InvalidRequest", "NotFound", ...).
-std::string_view error_code_name(ErrorCode code);
+// A code's row of the table: its identifier (as spelled here), the HTTP
+// status and the XRPC error name it is answered with.
+struct ErrorStatus {
+  ErrorCode code;
+  std::string_view id;
+  int status;
+  std::string_view name;
+};
+const ErrorStatus& error_status(ErrorCode code);
+// Every row, in the enum's order (tests/schema/error_codes.txt holds them).
+std::span<const ErrorStatus> error_table();
 
 struct Error {
   ErrorCode code;

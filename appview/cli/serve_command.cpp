@@ -164,9 +164,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   http.workers = config->threads;
   http.default_body_limit = config->max_body_bytes;
   http.admit = [&api](const appview::HttpRequestHead& head) { return api.admit(head); };
-  http.refusal = [](int status, const std::string& error, const std::string& message) {
-    return appview::error_response(status, error, message);
-  };
+  http.refusal = [](const Error& error) { return appview::error_response(error); };
   appview::HttpServer server(
       http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
   context.in_flight = [&server] { return server.in_flight(); };

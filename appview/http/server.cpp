@@ -194,8 +194,7 @@ class WorkQueue {
 
 }  // namespace
 
-std::optional<FramingProblem> framing_problem(
-    const std::vector<std::pair<std::string, std::string>>& headers) {
+std::optional<Error> framing_problem(const std::vector<std::pair<std::string, std::string>>& headers) {
   std::optional<std::string> length;
   std::optional<std::string> coding;
   int lengths = 0;
@@ -209,19 +208,20 @@ std::optional<FramingProblem> framing_problem(
     }
   }
   if (coding && length) {
-    return FramingProblem{400, "a request may not carry both Transfer-Encoding and Content-Length"};
+    return Error{ErrorCode::kInvalidRequest,
+                 "a request may not carry both Transfer-Encoding and Content-Length"};
   }
   if (coding) {
     if (*coding != "chunked") {
-      return FramingProblem{400, "unsupported Transfer-Encoding \"" + *coding + "\""};
+      return Error{ErrorCode::kInvalidRequest, "unsupported Transfer-Encoding \"" + *coding + "\""};
     }
-    return FramingProblem{411, "send the body with a Content-Length"};
+    return Error{ErrorCode::kLengthRequired, "send the body with a Content-Length"};
   }
   if (length) {
     // Repeated headers arrive joined by commas; only one plain number is a length.
     if (lengths > 1 || length->empty() || length->size() > 18 ||
         length->find_first_not_of("0123456789") != std::string::npos) {
-      return FramingProblem{400, "malformed, repeated or conflicting Content-Length"};
+      return Error{ErrorCode::kInvalidRequest, "malformed, repeated or conflicting Content-Length"};
     }
   }
   return std::nullopt;
@@ -238,13 +238,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::unique_ptr<WorkQueue> requests;
   std::unique_ptr<WorkQueue> operators;
 
-  HttpResponse refuse(int status, const std::string& error, const std::string& message) const {
-    if (options.refusal) return options.refusal(status, error, message);
-    return HttpResponse{status,
-                        "application/json",
-                        "{\"error\":\"" + error + "\",\"message\":\"" + message + "\"}",
-                        {},
-                        {}};
+  HttpResponse refuse(ErrorCode code, std::string message) const {
+    const Error error{code, std::move(message)};
+    if (options.refusal) return options.refusal(error);
+    const ErrorStatus& status = error_status(code);
+    HttpResponse response;
+    response.status = status.status;
+    response.body = "{\"error\":\"" + std::string(status.name) + "\",\"message\":\"" + error.message + "\"}";
+    return response;
   }
 
   void finished() {
@@ -272,7 +273,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       out = handler(in);
     } catch (const std::exception& e) {
       spdlog::error("http: handler failed: {}", e.what());
-      out = refuse(500, "InternalServerError", "the request failed");
+      out = refuse(ErrorCode::kInternal, "the request failed");
     }
     const bool head_only = in.method == "HEAD";
     if (!out.stream || head_only) {
@@ -303,7 +304,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     };
     WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;
     if (!queue.push(std::move(job))) {
-      send(request, to_cpprest(refuse(503, "Unavailable", "too many requests in progress"), false,
+      send(request, to_cpprest(refuse(ErrorCode::kUnavailable, "too many requests in progress"), false,
                                false));
       finished();
     }
@@ -312,7 +313,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   void on_request(http_request request) {
     if (draining) {
       send(request,
-           to_cpprest(refuse(503, "Unavailable", "the server is shutting down"), false, true));
+           to_cpprest(refuse(ErrorCode::kUnavailable, "the server is shutting down"), false, true));
       return;
     }
     ++in_flight;
@@ -329,7 +330,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
         in.headers.contains("transfer-encoding");
     if (auto problem = framing_problem(raw)) {
       answer_unread(request,
-                    refuse(problem->status, "InvalidRequest", problem->message),
+                    refuse(problem->code, problem->message),
                     true);
       finished();
       return;
@@ -345,7 +346,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
         admission = options.admit(in);
       } catch (const std::exception& e) {
         spdlog::error("http: admission failed: {}", e.what());
-        admission.refusal = refuse(500, "InternalServerError", "the request failed");
+        admission.refusal = refuse(ErrorCode::kInternal, "the request failed");
       }
     }
     if (admission.refusal) {
@@ -356,7 +357,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     const std::size_t length = headers.has("Content-Length") ? headers.content_length() : 0;
     if (length > admission.body_limit) {
       answer_unread(request,
-                    refuse(413, "PayloadTooLarge",
+                    refuse(ErrorCode::kPayloadTooLarge,
                            "the body is larger than " + std::to_string(admission.body_limit) +
                                " bytes"),
                     true);
@@ -378,7 +379,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
             in.body = std::move(buffer->collection());
             self->dispatch(request, std::move(in), lane);
           } catch (...) {
-            send(request, to_cpprest(self->refuse(400, "InvalidRequest",
+            send(request, to_cpprest(self->refuse(ErrorCode::kInvalidRequest,
                                                   "the request body could not be read"),
                                      false, true));
             self->finished();
@@ -414,7 +415,7 @@ Result<void> HttpServer::start() {
       try {
         state->on_request(request);
       } catch (...) {
-        send(request, to_cpprest(state->refuse(500, "InternalServerError", "the request failed"),
+        send(request, to_cpprest(state->refuse(ErrorCode::kInternal, "the request failed"),
                                  false, true));
         state->finished();
       }

@@ -97,9 +97,9 @@ struct HttpServerOptions {
   // admitted with `default_body_limit`.
   std::function<Admission(const HttpRequestHead&)> admit;
   std::size_t default_body_limit = 1024 * 1024;
-  // Produces the body of a refusal (413, 503, ...) in the API's error format.
-  std::function<HttpResponse(int status, const std::string& error, const std::string& message)>
-      refusal;
+  // The answer to the front's own refusals (400, 411, 413, 503, ...), in the
+  // API's error format; without it, the same JSON from the error table.
+  std::function<HttpResponse(const Error&)> refusal;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -108,15 +108,10 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // (the HTTP listener and the firehose client share the pool).
 void init_cpprest_threads(int threads);
 
-// The framing problem of a request's headers (lower-case names, as
-// HttpRequestHead holds them), or nullopt: {status, message}. Exposed for
-// tests; the server applies it to every request.
-struct FramingProblem {
-  int status;
-  std::string message;
-};
-std::optional<FramingProblem> framing_problem(
-    const std::vector<std::pair<std::string, std::string>>& headers);
+// The framing problem of a request's headers (names as sent), or nullopt:
+// kInvalidRequest (400) or kLengthRequired (411). Exposed for tests; the
+// server applies it to every request.
+std::optional<Error> framing_problem(const std::vector<std::pair<std::string, std::string>>& headers);
 
 class HttpServer {
  public:
