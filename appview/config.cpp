@@ -1,6 +1,6 @@
 #include "appview/config.hpp"
 
-#include "appview/client_address.hpp"
+#include "appview/http/client_address.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -205,18 +205,17 @@ void unknown_keys(const nlohmann::json& node, const std::string& prefix,
 
 }  // namespace
 
-cli::ArgSpec config_arg_spec() {
-  cli::ArgSpec spec;
-  spec.valued.insert("config");
+std::vector<std::string> config_flags() {
+  std::vector<std::string> flags;
   for (const auto& setting : settings()) {
-    if (!setting.flag.empty()) spec.valued.insert(setting.flag);
+    if (!setting.flag.empty()) flags.push_back(setting.flag);
   }
-  return spec;
+  return flags;
 }
 
-Result<Config> load_config(const cli::Args& args) {
+Result<Config> load_config(const std::optional<std::string>& config_file, const FlagLookup& flag) {
   Config config;
-  std::optional<std::string> file = args.option("config");
+  std::optional<std::string> file = config_file;
   if (!file) {
     if (const char* env = std::getenv("BULLETED_CONFIG"); env != nullptr && *env != '\0')
       file = env;
@@ -253,7 +252,7 @@ Result<Config> load_config(const cli::Args& args) {
   }
   for (const auto& setting : settings()) {
     if (setting.flag.empty()) continue;
-    if (auto value = args.option(setting.flag)) {
+    if (auto value = flag(setting.flag)) {
       if (auto problem = setting.set(config, nlohmann::json(*value))) {
         return std::unexpected(bad("--" + setting.flag + " " + *problem));
       }

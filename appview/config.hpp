@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "appview/cli/args.hpp"
 #include "schema/error.hpp"
 
 namespace bulleted::appview {
@@ -59,12 +59,16 @@ struct Config {
   std::optional<std::string> session_key;
 };
 
-// The flags every subcommand that reads the configuration accepts.
-cli::ArgSpec config_arg_spec();
+// The value of `--NAME` when the command line gives it.
+using FlagLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-// Builds the configuration from `--config FILE` (or BULLETED_CONFIG), the
-// environment and the parsed flags. Errors name the key and the problem.
-Result<Config> load_config(const cli::Args& args);
+// The flags (names without "--") that set a configuration key; every
+// subcommand that reads the configuration accepts them and `--config FILE`.
+std::vector<std::string> config_flags();
+
+// Builds the configuration from `file` (or BULLETED_CONFIG), the
+// environment and the flags. Errors name the key and the problem.
+Result<Config> load_config(const std::optional<std::string>& file, const FlagLookup& flag);
 
 // The configuration as JSON, secrets replaced by "<redacted>" when `redact`.
 nlohmann::json to_json(const Config& config, bool redact);

@@ -248,6 +248,13 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
 
 }  // namespace
 
+nlohmann::json record_facets(std::string_view text, std::string_view record_json) {
+  if (record_json.find("\"facets\"") == std::string_view::npos) return nullptr;
+  auto record = nlohmann::json::parse(record_json, nullptr, false);
+  if (!record.is_object() || !record.contains("facets")) return nullptr;
+  return sanitize_facets(text, record["facets"]);
+}
+
 nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
                                std::vector<std::string>* problems) {
   auto note = [&](std::size_t index, const std::string& why) {

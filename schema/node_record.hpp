@@ -72,6 +72,11 @@ inline constexpr std::size_t kMaxFacetBytes = 64 * 1024;
 nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
                                std::vector<std::string>* problems = nullptr);
 
+// The facets of a stored record (its JSON form) as they are served: checked
+// again by sanitize_facets (rows indexed before facets were checked on the
+// way in); null when it has none.
+nlohmann::json record_facets(std::string_view text, std::string_view record_json);
+
 // Parses and validates a record; the error is a reason for logs and counters.
 // Invalid facets are dropped (sanitize_facets), not a rejection.
 std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fields);

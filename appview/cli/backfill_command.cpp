@@ -8,7 +8,7 @@
 #include "appview/config.hpp"
 #include "appview/logging.hpp"
 #include "firehose/ingestor.hpp"
-#include "firehose/repo_fetcher.hpp"
+#include "firehose/consumer/repo_fetcher.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
 
@@ -16,7 +16,7 @@ namespace bulleted::cli {
 
 int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out,
                          std::ostream& err) {
-  auto args = parse_args(argv, appview::config_arg_spec());
+  auto args = parse_args(argv, config_arg_spec());
   if (!args) {
     err << "error: " << args.error()
         << "\nusage: bulleted-appview backfill DID [--pds URL] [--db PATH]\n";

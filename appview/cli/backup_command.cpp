@@ -12,7 +12,7 @@ namespace bulleted::cli {
 int run_backup_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   constexpr const char* kUsage =
       "usage: bulleted-appview backup DEST [--db PATH] [--config FILE]\n";
-  auto args = parse_args(argv, appview::config_arg_spec());
+  auto args = parse_args(argv, config_arg_spec());
   if (!args || args->positionals.size() != 1) {
     err << (args ? "" : "error: " + args.error() + "\n") << kUsage;
     return 2;

@@ -8,7 +8,7 @@
 namespace bulleted::cli {
 
 int run_check_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  auto args = parse_args(argv, appview::config_arg_spec());
+  auto args = parse_args(argv, config_arg_spec());
   if (!args || !args->positionals.empty()) {
     err << (args ? "" : "error: " + args.error() + "\n")
         << "usage: bulleted-appview check [--db PATH] [--config FILE]\n";

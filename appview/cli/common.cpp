@@ -5,8 +5,20 @@
 
 namespace bulleted::cli {
 
+ArgSpec config_arg_spec() {
+  ArgSpec spec;
+  spec.valued.insert("config");
+  for (const auto& flag : appview::config_flags()) spec.valued.insert(flag);
+  return spec;
+}
+
+Result<appview::Config> load_config(const Args& args) {
+  return appview::load_config(args.option("config"),
+                              [&args](const std::string& name) { return args.option(name); });
+}
+
 std::optional<appview::Config> load_config_or_report(const Args& args, std::ostream& err) {
-  auto config = appview::load_config(args);
+  auto config = load_config(args);
   if (!config) {
     err << "error: " << config.error().message << "\n";
     return std::nullopt;

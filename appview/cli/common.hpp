@@ -13,6 +13,13 @@
 
 namespace bulleted::cli {
 
+// The flags every subcommand that reads the configuration accepts:
+// `--config FILE` and one per configuration key (appview::config_flags()).
+ArgSpec config_arg_spec();
+
+// The configuration from `--config FILE`, the environment and the flags.
+Result<appview::Config> load_config(const Args& args);
+
 // The configuration, or nullopt after printing the problem to `err`.
 std::optional<appview::Config> load_config_or_report(const Args& args, std::ostream& err);
 

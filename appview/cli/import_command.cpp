@@ -11,9 +11,9 @@
 #include "appview/cli/common.hpp"
 #include "appview/cli/progress.hpp"
 #include "appview/config.hpp"
-#include "appview/import_jobs.hpp"
+#include "appview/imports/import_jobs.hpp"
 #include "appview/logging.hpp"
-#include "firehose/xrpc_client.hpp"
+#include "firehose/client/xrpc_client.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::cli {
@@ -158,7 +158,7 @@ int import_through_server(const Args& args, const std::string& content,
 }  // namespace
 
 int run_import_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = appview::config_arg_spec();
+  ArgSpec spec = config_arg_spec();
   spec.valued.insert({"repo", "parent", "format", "server", "token", "resume"});
   auto args = parse_args(argv, spec);
   if (!args) {

@@ -9,14 +9,14 @@
 #include <memory>
 #include <ostream>
 
-#include "appview/api.hpp"
+#include "appview/xrpc/api.hpp"
 #include "appview/cli/args.hpp"
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
 #include "appview/logging.hpp"
-#include "appview/xrpc.hpp"
-#include "firehose/consumer.hpp"
+#include "appview/xrpc/xrpc.hpp"
+#include "firehose/consumer/consumer.hpp"
 #include "schema/store.hpp"
 
 namespace bulleted::cli {
@@ -91,7 +91,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     (void)setrlimit(RLIMIT_NOFILE, &files);
   }
 
-  auto args = parse_args(argv, appview::config_arg_spec());
+  auto args = parse_args(argv, config_arg_spec());
   if (!args) {
     err << "error: " << args.error() << "\n";
     return 2;
@@ -123,7 +123,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     pds = std::make_unique<appview::PdsServices>(
         firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
                                         512ull * 1024 * 1024),
-        appview::IdentityOptions{config->plc_url, config->handle_resolver,
+        identity::IdentityOptions{config->plc_url, config->handle_resolver,
                                  std::chrono::seconds(config->identity_cache_seconds)},
         appview::SecretBox(*config->session_key), written);
   }

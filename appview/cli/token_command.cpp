@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "appview/api.hpp"
+#include "appview/xrpc/api.hpp"
 #include "appview/cli/args.hpp"
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
@@ -15,7 +15,7 @@ namespace bulleted::cli {
 int run_token_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   constexpr const char* kUsage =
       "usage: bulleted-appview token create --did DID [--db PATH] [--config FILE]\n";
-  ArgSpec spec = appview::config_arg_spec();
+  ArgSpec spec = config_arg_spec();
   spec.valued.insert("did");
   auto args = parse_args(argv, spec);
   if (!args || args->positionals.size() != 1 || args->positionals[0] != "create") {

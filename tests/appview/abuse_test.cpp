@@ -8,15 +8,16 @@
 
 #include <sstream>
 
-#include "appview/api.hpp"
-#include "appview/client_address.hpp"
-#include "appview/import_jobs.hpp"
-#include "appview/json_body.hpp"
+#include "appview/xrpc/api.hpp"
+#include "appview/http/client_address.hpp"
+#include "appview/imports/import_jobs.hpp"
+#include "appview/xrpc/json_body.hpp"
 #include "appview/logging.hpp"
+#include "appview/outline/from_index.hpp"
 #include "appview/outline/outline.hpp"
-#include "appview/rate_limiter.hpp"
-#include "appview/views.hpp"
-#include "appview/writer.hpp"
+#include "appview/xrpc/rate_limiter.hpp"
+#include "appview/xrpc/views.hpp"
+#include "appview/write/writer.hpp"
 #include "schema/node_record.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -174,6 +175,8 @@ TEST(LogTest, RequestDataCannotForgeALine) {
 
 using outline::ImportLimits;
 using outline::Outline;
+using outline::read_outline;
+using outline::walk_outline;
 
 TEST(PlainTextTest, AByteOrderMarkIsSkipped) {
   auto parsed = outline::parse_plain_text("\xEF\xBB\xBF- first\n  - second\n", ImportLimits{});
@@ -645,7 +648,7 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   config_.handle_resolver = "http://127.0.0.1:1";
   firehose::WrittenRevs written;
   PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
-                  IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
+                  identity::IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
                   SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
   context.pds = &pds;

@@ -8,13 +8,14 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "appview/cli/common.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::appview {
 namespace {
 
 cli::Args args_of(std::vector<std::string> words) {
-  return *cli::parse_args(words, config_arg_spec());
+  return *cli::parse_args(words, cli::config_arg_spec());
 }
 
 class ConfigTest : public ::testing::Test {

@@ -4,7 +4,8 @@
 
 #include <set>
 
-#include "appview/import_jobs.hpp"
+#include "appview/imports/import_jobs.hpp"
+#include "appview/outline/from_index.hpp"
 #include "appview/outline/outline.hpp"
 #include "ordering/order_key.hpp"
 #include "tests/support/files.hpp"
@@ -16,6 +17,7 @@ namespace {
 using nlohmann::json;
 using outline::ImportLimits;
 using outline::Outline;
+using outline::read_outline;
 
 const std::string kDid = "did:plc:importer";
 

@@ -2,13 +2,16 @@
 // locations and services, and what a PDS's error answer becomes.
 #include <gtest/gtest.h>
 
-#include "appview/identity.hpp"
-#include "appview/pds_sessions.hpp"
-#include "appview/rate_limiter.hpp"
-#include "appview/secret_box.hpp"
+#include "firehose/identity/identity.hpp"
+#include "appview/signin/pds_sessions.hpp"
+#include "appview/xrpc/rate_limiter.hpp"
+#include "appview/signin/secret_box.hpp"
 
 namespace bulleted::appview {
 namespace {
+
+using identity::did_document_location;
+using identity::pds_endpoint;
 
 TEST(SecretBoxTest, SealsAndOpens) {
   SecretBox box("a key of at least thirty-two characters");

@@ -1,13 +1,13 @@
 // The memory figures of /metrics: read from /proc/self/status, split into the
 // process's own pages and file-backed ones.
-#include "appview/process_memory.hpp"
+#include "appview/xrpc/process_memory.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "appview/request_metrics.hpp"
+#include "appview/xrpc/request_metrics.hpp"
 
 namespace bulleted::appview {
 namespace {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "appview/api.hpp"
+#include "appview/xrpc/api.hpp"
 #include "schema/store.hpp"
 
 using namespace bulleted;

@@ -1,0 +1,345 @@
+#include "appview/imports/import_jobs.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "appview/signin/secret_box.hpp"
+#include "firehose/ingestor.hpp"
+#include "ordering/order_key.hpp"
+#include "ordering/random_source.hpp"
+#include "schema/base64.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+using nlohmann::json;
+constexpr std::size_t kMaxJobErrors = 20;
+constexpr std::chrono::seconds kRetryAfterFailure{30};
+
+std::string new_job_id() { return random_id("imp_", 12); }
+
+std::string today() { return now_iso().substr(0, 10); }
+
+ordering::RandomSource& planning_jitter() {
+  thread_local ordering::EntropySource source;
+  return source;
+}
+
+std::string append_error(const std::string& errors_json, const std::string& message) {
+  json errors = json::parse(errors_json, nullptr, false);
+  if (!errors.is_array()) errors = json::array();
+  errors.push_back(now_iso() + " " + message);
+  while (errors.size() > kMaxJobErrors) errors.erase(errors.begin());
+  return errors.dump();
+}
+
+}  // namespace
+
+Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks,
+                                         ordering::TidClock& clock,
+                                         const ImportPlanRequest& request,
+                                         const outline::Outline& outline) {
+  const std::string& did = request.did;
+  const std::string created_at = now_iso();
+  // The records, checked against the same limits as any record.
+  std::vector<schema::PlannedRecord> plan;
+  plan.reserve(outline.nodes.size() + 1);
+  std::vector<std::string> rkeys(outline.nodes.size());
+  for (auto& rkey : rkeys) rkey = clock.next().str();
+  const std::string root_rkey = clock.next().str();
+
+  // Order keys: one n_between run per sibling group (the root's children are
+  // group -1), in document order.
+  std::map<std::ptrdiff_t, std::size_t> group_sizes;
+  for (const auto& node : outline.nodes) ++group_sizes[node.parent];
+  std::map<std::ptrdiff_t, std::vector<std::string>> group_keys;
+  for (const auto& [group, size] : group_sizes) {
+    auto keys = ordering::n_between(std::nullopt, std::nullopt, size, planning_jitter());
+    if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+    group_keys[group] = std::move(*keys);
+  }
+  std::map<std::ptrdiff_t, std::size_t> used;
+  // Facets the records may not carry are dropped, the text kept, and each
+  // listed in the job's errors.
+  json errors = json::array();
+  std::size_t facet_problems = 0;
+  const std::string root_uri = schema::record_uri(did, schema::kNodeCollection, root_rkey);
+  for (std::size_t i = 0; i < outline.nodes.size(); ++i) {
+    const auto& node = outline.nodes[i];
+    schema::NodeRecord record;
+    record.text = node.text;
+    record.note = node.note;
+    record.completed = node.completed;
+    std::vector<std::string> problems;
+    record.facets = schema::sanitize_facets(node.text, node.facets, &problems);
+    for (const auto& problem : problems) {
+      if (++facet_problems <= kMaxJobErrors) {
+        errors.push_back(created_at + " node " + std::to_string(i + 1) + ": " + problem);
+      }
+    }
+    record.created_at = created_at;
+    record.parent = node.parent < 0
+                        ? root_uri
+                        : schema::record_uri(did, schema::kNodeCollection,
+                                             rkeys[static_cast<std::size_t>(node.parent)]);
+    record.sort_key = group_keys[node.parent][used[node.parent]++];
+    record.sort_key_valid = true;
+    auto json = schema::to_json(record);
+    if (auto checked = schema::parse_node_record(json); !checked) {
+      return fail(ErrorCode::kInvalidRequest, "node " + std::to_string(i + 1) + " (\"" +
+                                                  node.text.substr(0, 40) +
+                                                  "\") cannot be a record: " + checked.error());
+    }
+    plan.push_back({rkeys[i], json.dump()});
+  }
+
+  // The root goes last under the chosen parent, placed under its group's lock
+  // so the key is right for the group as it is now; the job row and the whole
+  // plan are stored before the lock is released.
+  schema::NodeRecord root;
+  root.text = "Imported from " + request.source_name + " \u2014 " + today();
+  root.created_at = created_at;
+  root.sort_key_valid = true;
+  const std::string group =
+      request.parent_rkey ? children_group(did, *request.parent_rkey) : schema::root_group(did);
+  auto guard = locks.lock({group});
+  NeighbourIntent intent;
+  intent.parent_rkey = request.parent_rkey;
+  intent.position = "last";
+  auto placement = place(store, did, intent, std::nullopt, planning_jitter());
+  if (!placement) return std::unexpected(placement.error());
+  root.parent = placement->parent_uri;
+  root.sort_key = placement->sort_key;
+  // Equal-key siblings the placement wanted re-keyed are left as they are:
+  // the root goes after the last of them either way.
+  plan.insert(plan.begin(), {root_rkey, schema::to_json(root).dump()});
+
+  schema::ImportJobRow job;
+  job.id = new_job_id();
+  job.did = did;
+  job.root_rkey = root_rkey;
+  job.format = request.format == outline::Format::kOpml ? "opml" : "text";
+  job.state = "running";
+  job.total = static_cast<std::int64_t>(plan.size());
+  job.session = request.session;
+  if (facet_problems > kMaxJobErrors) {
+    errors.push_back(created_at + " " + std::to_string(facet_problems - kMaxJobErrors) +
+                     " more facets dropped");
+  }
+  job.errors_json = errors.dump();
+  if (auto r = store.create_import_job(job, plan); !r) return std::unexpected(r.error());
+  spdlog::info("import {}: planned {} nodes for {} under {}", job.id, job.total, did,
+               request.parent_rkey.value_or("the top level"));
+  auto stored = store.import_job(job.id);
+  if (!stored) return std::unexpected(stored.error());
+  return **stored;
+}
+
+Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
+                                              const std::string& job_id, bool first_of_run) {
+  auto loaded = store.import_job(job_id);
+  if (!loaded) return std::unexpected(loaded.error());
+  if (!*loaded) return fail(ErrorCode::kNotFound, "no import job " + job_id);
+  schema::ImportJobRow job = std::move(**loaded);
+  auto set_state = [&](const std::string& state, const std::optional<std::string>& resume_at,
+                       const std::string& errors) -> Result<schema::ImportJobRow> {
+    if (auto r = store.set_import_state(job.id, state, resume_at, errors); !r) {
+      return std::unexpected(r.error());
+    }
+    job.state = state;
+    job.resume_at = resume_at;
+    job.errors_json = errors;
+    return job;
+  };
+  auto rows = store.import_plan(job.id, job.done, kImportBatch);
+  if (!rows) return std::unexpected(rows.error());
+  if (rows->empty()) {
+    spdlog::info("import {}: done, {} nodes", job.id, job.done);
+    return set_state("done", std::nullopt, job.errors_json);
+  }
+  const std::int64_t after = job.done + static_cast<std::int64_t>(rows->size());
+  if (first_of_run) {
+    // A batch is one commit: if its first record is in the repo, all are.
+    auto held = sink.holds(store, job.did, rows->front().rkey);
+    if (held && *held) {
+      spdlog::info("import {}: rows {}-{} are already in the repo", job.id, job.done, after);
+      if (auto r = store.set_import_done(job.id, after); !r) return std::unexpected(r.error());
+      job.done = after;
+      return job;
+    }
+  }
+  std::vector<RecordWrite> writes;
+  writes.reserve(rows->size());
+  for (const auto& row : *rows) {
+    auto record = schema::parse_node_record(json::parse(row.record_json, nullptr, false));
+    if (!record) return fail(ErrorCode::kCorrupt, "import plan row unreadable: " + record.error());
+    writes.push_back({schema::OpKind::kCreate, row.rkey, std::move(*record)});
+  }
+  auto committed =
+      sink.commit(store, job.did, writes, {.swap = false, .import_done = std::pair{job.id, after}});
+  if (!committed) {
+    const Error& error = committed.error();
+    const auto now = std::chrono::system_clock::now();
+    switch (error.code) {
+      case ErrorCode::kRateLimited: {
+        const auto resume = now + std::chrono::seconds(std::max(1, error.retry_after_seconds));
+        spdlog::info("import {}: rate limited at {}/{}; waiting until {}", job.id, job.done,
+                     job.total, iso_time(resume));
+        return set_state("waiting", iso_time(resume), job.errors_json);
+      }
+      case ErrorCode::kUpstreamFailure:
+      case ErrorCode::kUnavailable: {
+        const auto resume = now + kRetryAfterFailure;
+        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, iso_time(resume));
+        return set_state("waiting", iso_time(resume), append_error(job.errors_json, error.message));
+      }
+      default:
+        spdlog::error("import {}: failed at {}/{}: {}", job.id, job.done, job.total, error.message);
+        return set_state("failed", std::nullopt, append_error(job.errors_json, error.message));
+    }
+  }
+  job.done = after;
+  // Paced by the host's rate-limit headers: with nothing left in the window,
+  // wait for its reset rather than run into a 429.
+  if (committed->rate_remaining && *committed->rate_remaining <= 0 && committed->rate_reset &&
+      job.done < job.total) {
+    const auto reset =
+        std::chrono::system_clock::time_point(std::chrono::seconds(*committed->rate_reset));
+    if (reset > std::chrono::system_clock::now()) {
+      spdlog::info("import {}: the rate-limit window is used up; waiting until {}", job.id,
+                   iso_time(reset));
+      return set_state("waiting", iso_time(reset), job.errors_json);
+    }
+  }
+  return job;
+}
+
+ImportRunner::ImportRunner(std::string db_path, int busy_timeout_ms, JobSinkFactory factory)
+    : db_path_(std::move(db_path)),
+      busy_timeout_ms_(busy_timeout_ms),
+      factory_(std::move(factory)) {}
+
+ImportRunner::~ImportRunner() { stop(); }
+
+void ImportRunner::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void ImportRunner::wake() {
+  std::lock_guard lock(mutex_);
+  woken_ = true;
+  wake_.notify_all();
+}
+
+void ImportRunner::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+std::int64_t ImportRunner::rate(const std::string& job_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = stats_.find(job_id);
+  if (it == stats_.end() || !it->second.active) return 0;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.since).count();
+  if (seconds < 0.001) return 0;
+  return static_cast<std::int64_t>(static_cast<double>(it->second.done - it->second.done_since) /
+                                   seconds);
+}
+
+void ImportRunner::run() {
+  auto opened = schema::Store::open(db_path_, {.busy_timeout_ms = busy_timeout_ms_});
+  if (!opened) {
+    spdlog::error("imports: cannot open the database: {}", opened.error().message);
+    return;
+  }
+  schema::Store& store = **opened;
+  std::map<std::string, std::unique_ptr<JobSink>> sinks;  // per job, for its current run
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      woken_ = false;
+    }
+    auto jobs = store.unfinished_import_jobs();
+    std::optional<schema::ImportJobRow> next;
+    auto earliest = std::chrono::system_clock::now() + std::chrono::seconds(5);
+    if (jobs) {
+      const auto now = std::chrono::system_clock::now();
+      for (auto& job : *jobs) {
+        std::optional<std::chrono::system_clock::time_point> resume;
+        if (job.resume_at) {
+          if (auto ms = firehose::parse_time_ms(*job.resume_at)) {
+            resume = std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
+          }
+        }
+        if (job.state == "waiting" && resume && *resume > now) {
+          earliest = std::min(earliest, *resume);
+          continue;
+        }
+        next = std::move(job);
+        break;
+      }
+    } else {
+      spdlog::warn("imports: cannot read the jobs: {}", jobs.error().message);
+    }
+    if (!next) {
+      sinks.clear();
+      std::unique_lock lock(mutex_);
+      for (auto& [id, stats] : stats_) stats.active = false;
+      wake_.wait_until(
+          lock, std::chrono::steady_clock::now() + (earliest - std::chrono::system_clock::now()),
+          [this] { return stopping_ || woken_; });
+      continue;
+    }
+    const std::string id = next->id;
+    bool first_of_run = false;
+    if (!sinks.contains(id)) {
+      auto sink = factory_(store, *next);
+      if (!sink) {
+        (void)store.set_import_state(id, "failed", std::nullopt,
+                                     append_error(next->errors_json, sink.error().message));
+        spdlog::error("import {}: cannot run: {}", id, sink.error().message);
+        continue;
+      }
+      sinks[id] = std::move(*sink);
+      first_of_run = true;
+    }
+    if (next->state == "waiting") {
+      (void)store.set_import_state(id, "running", std::nullopt, next->errors_json);
+      first_of_run = true;  // the last attempt may have reached the repo
+    }
+    {
+      std::lock_guard lock(mutex_);
+      auto& stats = stats_[id];
+      if (!stats.active || first_of_run) {
+        stats = {std::chrono::steady_clock::now(), next->done, next->done, true};
+      }
+    }
+    auto outcome = run_import_batch(store, sinks[id]->sink(), id, first_of_run);
+    if (!outcome) {
+      spdlog::error("import {}: {}", id, outcome.error().message);
+      (void)store.set_import_state(id, "waiting",
+                                   iso_time(std::chrono::system_clock::now() + kRetryAfterFailure),
+                                   append_error(next->errors_json, outcome.error().message));
+      sinks.erase(id);
+      continue;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      auto& stats = stats_[id];
+      nodes_written_ += outcome->done - stats.done;
+      stats.done = outcome->done;
+      stats.active = outcome->state == "running";
+    }
+    if (outcome->state != "running") sinks.erase(id);
+  }
+}
+
+}  // namespace bulleted::appview

@@ -1,0 +1,102 @@
+// Imports as resumable jobs.
+//
+// plan_import() stores the whole plan before anything is written: record
+// keys minted up front, order keys from n_between for each sibling group, the
+// new root node ("Imported from WorkFlowy — <date>") placed last under the
+// chosen parent (or at the top level) under that group's lock, parents before
+// children. run_import_batch() then writes the next rows of the plan through a
+// RecordSink (at most 200 per commit) and records the progress in the same
+// index transaction, so a crash or restart resumes where it stopped, with no
+// duplicate and no missing node. A PDS's 429 puts the job in `waiting` until
+// its Retry-After; it never fails the job.
+//
+// ImportRunner runs unfinished jobs on a thread of its own, resuming them
+// after a restart.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "appview/outline/outline.hpp"
+#include "appview/write/placement.hpp"
+#include "appview/write/writer.hpp"
+#include "ordering/tid.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::appview {
+
+inline constexpr std::int64_t kImportBatch = 200;
+
+struct ImportPlanRequest {
+  std::string did;
+  std::optional<std::string> parent_rkey;
+  outline::Format format = outline::Format::kOpml;
+  std::optional<std::string> session;  // digest of the PDS session (pds mode)
+  std::string source_name = "WorkFlowy";
+};
+
+Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks,
+                                         ordering::TidClock& clock,
+                                         const ImportPlanRequest& request,
+                                         const outline::Outline& outline);
+
+// Writes the next batch of `job` (re-read from the store) and returns the job
+// as it is afterwards: running (more to do), waiting (resume_at set), done or
+// failed. `first_of_run`: check whether the repo already holds the batch.
+Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
+                                              const std::string& job_id, bool first_of_run);
+
+// The sink a job writes through (with whatever it needs to live).
+struct JobSink {
+  virtual ~JobSink() = default;
+  virtual RecordSink& sink() = 0;
+};
+using JobSinkFactory =
+    std::function<Result<std::unique_ptr<JobSink>>(schema::Store&, const schema::ImportJobRow&)>;
+
+class ImportRunner {
+ public:
+  ImportRunner(std::string db_path, int busy_timeout_ms, JobSinkFactory factory);
+  ~ImportRunner();
+  ImportRunner(const ImportRunner&) = delete;
+  ImportRunner& operator=(const ImportRunner&) = delete;
+
+  void start();
+  void wake();
+  // Finishes the batch in progress, then stops.
+  void stop();
+  // Nodes written per second by the current run of a job (0 when idle).
+  std::int64_t rate(const std::string& job_id) const;
+  // Every job's done count this process wrote (for /metrics).
+  std::int64_t nodes_written() const { return nodes_written_; }
+
+ private:
+  void run();
+
+  std::string db_path_;
+  int busy_timeout_ms_;
+  JobSinkFactory factory_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool woken_ = false;
+  struct RunStats {
+    std::chrono::steady_clock::time_point since;
+    std::int64_t done_since = 0;
+    std::int64_t done = 0;
+    bool active = false;
+  };
+  std::map<std::string, RunStats> stats_;
+  std::atomic<std::int64_t> nodes_written_{0};
+};
+
+}  // namespace bulleted::appview

@@ -1,0 +1,185 @@
+#include "appview/signin/pds_sessions.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "appview/signin/tokens.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+bool expired_token(const firehose::XrpcReply& reply) {
+  const std::string name = reply.error_name();
+  return (reply.status == 400 || reply.status == 401) &&
+         (name == "ExpiredToken" || name == "InvalidToken");
+}
+
+std::string text_field(const nlohmann::json& json, const char* name) {
+  auto it = json.find(name);
+  return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Error pds_error(const firehose::XrpcReply& reply, const std::string& what) {
+  const std::string name = reply.error_name();
+  std::string detail = name.empty() ? "HTTP " + std::to_string(reply.status) : name;
+  if (const std::string message = reply.error_message(); !message.empty()) {
+    detail += ": " + message;
+  }
+  if (name == "InvalidSwap") {
+    return Error{ErrorCode::kRepoChanged, what + ": the repo changed meanwhile (" + detail + ")"};
+  }
+  if (reply.status == 401 || name == "ExpiredToken" || name == "InvalidToken" ||
+      name == "AuthMissing") {
+    return Error{ErrorCode::kAuthRequired,
+                 what + ": the PDS refused the session (" + detail + "); sign in again"};
+  }
+  if (reply.status == 429) {
+    Error error{ErrorCode::kRateLimited, what + ": the PDS's rate limit (" + detail + ")"};
+    error.retry_after_seconds = 60;
+    if (auto after = reply.header("retry-after")) {
+      try {
+        error.retry_after_seconds = std::max(1, std::stoi(*after));
+      } catch (const std::exception&) {
+      }
+    }
+    return error;
+  }
+  return Error{ErrorCode::kUpstreamFailure, what + ": the PDS answered " + detail};
+}
+
+PdsSessions::PdsSessions(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityResolver& identity,
+                         SecretBox box)
+    : client_(std::move(client)), identity_(identity), box_(std::move(box)) {}
+
+Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& identifier,
+                                       const std::string& password) {
+  if (identifier.empty() || password.empty()) {
+    return fail(ErrorCode::kInvalidRequest, "identifier and password are required");
+  }
+  auto did = identity_.did_of(identifier);
+  if (!did) return std::unexpected(did.error());
+  auto pds = identity_.pds_of(*did);
+  if (!pds) return std::unexpected(pds.error());
+  auto reply =
+      client_->call({.method = "POST",
+                     .base_url = *pds,
+                     .path = "/xrpc/com.atproto.server.createSession",
+                     .body = nlohmann::json{{"identifier", *did}, {"password", password}}});
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->status != 200) {
+    Error error = pds_error(*reply, "createSession");
+    if (reply->status == 401 || reply->status == 400) {
+      error =
+          Error{ErrorCode::kAuthRequired, "the PDS refused the sign-in: " + reply->error_message()};
+    }
+    return std::unexpected(error);
+  }
+  auto json = reply->json();
+  PdsSession session;
+  session.did = text_field(json, "did");
+  session.access = text_field(json, "accessJwt");
+  session.refresh = text_field(json, "refreshJwt");
+  if (session.did != *did || session.access.empty() || session.refresh.empty()) {
+    return fail(ErrorCode::kUpstreamFailure, "createSession: the PDS's answer is incomplete");
+  }
+  if (auto handle = text_field(json, "handle"); !handle.empty()) session.handle = handle;
+  session.pds_url = *pds;
+  NewSession created{session, new_token()};
+  created.session.digest = token_digest(created.token);
+  if (auto r =
+          store.put_session({created.session.digest, session.did, session.handle, session.pds_url,
+                             box_.seal(session.access), box_.seal(session.refresh)});
+      !r) {
+    return std::unexpected(r.error());
+  }
+  spdlog::info("session: {} signed in through {}", session.did, session.pds_url);
+  return created;
+}
+
+Result<PdsSession> PdsSessions::find(schema::Store& store, std::string_view token) {
+  return find_by_digest(store, token_digest(token));
+}
+
+Result<PdsSession> PdsSessions::find_by_digest(schema::Store& store, const std::string& digest) {
+  auto row = store.session(digest);
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(ErrorCode::kAuthRequired, "the token is not valid; sign in again");
+  auto access = box_.open((*row)->access_sealed);
+  auto refresh = box_.open((*row)->refresh_sealed);
+  if (!access || !refresh) {
+    // Sealed with another key (the key was rotated): the session is gone.
+    spdlog::warn("session: a stored session of {} does not open with the configured key",
+                 (*row)->did);
+    return fail(ErrorCode::kAuthRequired, "the session is no longer valid; sign in again");
+  }
+  return PdsSession{digest,          (*row)->did,        (*row)->handle,
+                    (*row)->pds_url, std::move(*access), std::move(*refresh)};
+}
+
+Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session) {
+  auto reply = client_->call({.method = "POST",
+                              .base_url = session.pds_url,
+                              .path = "/xrpc/com.atproto.server.deleteSession",
+                              .bearer = session.refresh});
+  if (!reply || reply->status != 200) {
+    spdlog::info("session: the PDS did not confirm the sign-out of {}", session.did);
+  }
+  auto deleted = store.delete_session(session.digest);
+  if (!deleted) return std::unexpected(deleted.error());
+  return {};
+}
+
+Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
+  std::lock_guard lock(refresh_mutex_);
+  // Another request may have refreshed this session meanwhile.
+  if (auto row = store.session(session.digest); row && *row) {
+    if (auto access = box_.open((*row)->access_sealed); access && *access != session.access) {
+      if (auto refresh = box_.open((*row)->refresh_sealed)) {
+        session.access = std::move(*access);
+        session.refresh = std::move(*refresh);
+        return {};
+      }
+    }
+  }
+  auto reply = client_->call({.method = "POST",
+                              .base_url = session.pds_url,
+                              .path = "/xrpc/com.atproto.server.refreshSession",
+                              .bearer = session.refresh});
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->status != 200) {
+    if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
+    spdlog::info("session: the PDS refused to refresh the session of {}; it is ended", session.did);
+    (void)store.delete_session(session.digest);
+    return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
+  }
+  auto json = reply->json();
+  const std::string access = text_field(json, "accessJwt");
+  const std::string refresh = text_field(json, "refreshJwt");
+  if (access.empty() || refresh.empty()) {
+    return fail(ErrorCode::kUpstreamFailure, "refreshSession: the PDS's answer is incomplete");
+  }
+  session.access = access;
+  session.refresh = refresh;
+  return store.update_session_tokens(session.digest, box_.seal(access), box_.seal(refresh));
+}
+
+Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& session,
+                                              firehose::XrpcRequest request) {
+  request.base_url = session.pds_url;
+  request.bearer = session.access;
+  auto reply = client_->call(request);
+  if (!reply || !expired_token(*reply)) return reply;
+  if (auto r = refresh(store, session); !r) return std::unexpected(r.error());
+  request.bearer = session.access;
+  return client_->call(request);
+}
+
+Result<void> PdsSessions::spoil(schema::Store& store, PdsSession& session, bool refresh_too) {
+  session.access = "spoiled-access-token";
+  if (refresh_too) session.refresh = "spoiled-refresh-token";
+  return store.update_session_tokens(session.digest, box_.seal(session.access),
+                                     box_.seal(session.refresh));
+}
+
+}  // namespace bulleted::appview

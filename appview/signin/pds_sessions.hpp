@@ -1,0 +1,77 @@
+// Sessions on users' PDSes (pds mode).
+//
+// createSession signs in to the account's PDS with an app password and keeps
+// the PDS's access and refresh tokens server-side, sealed with the configured
+// key; the caller gets an app-view bearer token (stored only as its SHA-256
+// digest). Calls to the PDS go through call(): an access token the PDS calls
+// expired (or invalid) is refreshed once and the call retried; a failed
+// refresh is kAuthRequired ("sign in again"). Tokens never reach a log.
+//
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "firehose/identity/identity.hpp"
+#include "appview/signin/secret_box.hpp"
+#include "firehose/client/xrpc_client.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::appview {
+
+struct PdsSession {
+  std::string digest;  // of the app view's token
+  std::string did;
+  std::optional<std::string> handle;
+  std::string pds_url;
+  std::string access;
+  std::string refresh;
+};
+
+struct NewSession {
+  PdsSession session;
+  std::string token;  // the app view's bearer token, shown once
+};
+
+class PdsSessions {
+ public:
+  PdsSessions(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityResolver& identity,
+              SecretBox box);
+
+  Result<NewSession> create(schema::Store& store, const std::string& identifier,
+                            const std::string& password);
+  // The session of a bearer token; kAuthRequired when there is none.
+  Result<PdsSession> find(schema::Store& store, std::string_view token);
+  // The same by the token's digest (jobs keep the digest, never the token).
+  Result<PdsSession> find_by_digest(schema::Store& store, const std::string& digest);
+  // Ends the session here and (best effort) on the PDS.
+  Result<void> remove(schema::Store& store, const PdsSession& session);
+
+  // Calls the session's PDS with its access token (the request's base_url and
+  // bearer are filled in). Refreshes and retries once on an expired token.
+  Result<firehose::XrpcReply> call(schema::Store& store, PdsSession& session,
+                                   firehose::XrpcRequest request);
+
+  // Tests only (fault injection): replaces the session's access token (and,
+  // with `refresh_too`, its refresh token) by one the PDS refuses, here and
+  // in the database, as after an expiry.
+  Result<void> spoil(schema::Store& store, PdsSession& session, bool refresh_too);
+
+ private:
+  Result<void> refresh(schema::Store& store, PdsSession& session);
+
+  std::shared_ptr<firehose::XrpcClient> client_;
+  identity::IdentityResolver& identity_;
+  SecretBox box_;
+  std::mutex refresh_mutex_;
+};
+
+// The error a failed PDS answer means for our caller: InvalidSwap is
+// kRepoChanged; auth failures kAuthRequired; 429 kRateLimited with the
+// PDS's Retry-After; everything else kUpstreamFailure.
+Error pds_error(const firehose::XrpcReply& reply, const std::string& what);
+
+}  // namespace bulleted::appview

@@ -1,0 +1,310 @@
+#include "appview/write/placement.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <tuple>
+
+#include "ordering/order_key.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+using schema::SiblingKey;
+
+// The neighbours a placement resolved to; empty optionals are open ends.
+struct Bounds {
+  std::optional<SiblingKey> lo;
+  std::optional<SiblingKey> hi;
+};
+
+Error stale(std::string why) { return Error{ErrorCode::kStaleNeighbours, std::move(why)}; }
+
+// Siblings of `group` next to `from` in one direction, skipping `skip`.
+Result<std::optional<SiblingKey>> adjacent(schema::Store& store, const std::string& group,
+                                           const std::optional<SiblingKey>& from, bool reverse,
+                                           const std::optional<std::string>& skip) {
+  auto keys = store.sibling_keys(group, from, reverse, 2);
+  if (!keys) return std::unexpected(keys.error());
+  for (auto& key : *keys) {
+    if (skip && key.rkey == *skip) continue;
+    return std::optional<SiblingKey>(std::move(key));
+  }
+  return std::optional<SiblingKey>();
+}
+
+// A named neighbour: it must exist (else InvalidNeighbour) and be in the
+// group (else the captured view is stale).
+Result<SiblingKey> neighbour(schema::Store& store, const std::string& did, const std::string& group,
+                             const std::string& rkey, const std::optional<std::string>& moving) {
+  if (moving && rkey == *moving) {
+    return fail(ErrorCode::kInvalidNeighbour, "a node cannot be its own neighbour");
+  }
+  auto node = store.node(did, rkey);
+  if (!node) {
+    if (node.error().code == ErrorCode::kNotFound) {
+      return fail(ErrorCode::kInvalidNeighbour, "neighbour " + rkey + " does not exist");
+    }
+    return std::unexpected(node.error());
+  }
+  if (node->group != group)
+    return std::unexpected(stale("neighbour " + rkey + " is not in the target group"));
+  return SiblingKey{node->sort_key, node->rkey};
+}
+
+Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::string& group,
+                       const NeighbourIntent& intent, const std::optional<std::string>& moving) {
+  Bounds bounds;
+  if (intent.after_rkey) {
+    auto after = neighbour(store, did, group, *intent.after_rkey, moving);
+    if (!after) return std::unexpected(after.error());
+    bounds.lo = *after;
+    auto next = adjacent(store, group, bounds.lo, false, moving);
+    if (!next) return std::unexpected(next.error());
+    if (intent.before_rkey) {
+      // Both named: the node goes right after `after`, which is between the
+      // two even when others arrived in between. Stale only when `before` no
+      // longer follows `after`.
+      auto before = neighbour(store, did, group, *intent.before_rkey, moving);
+      if (!before) return std::unexpected(before.error());
+      if (std::tie(before->sort_key, before->rkey) <= std::tie(after->sort_key, after->rkey)) {
+        return std::unexpected(
+            stale("neighbour " + *intent.before_rkey + " no longer follows " + *intent.after_rkey));
+      }
+    }
+    bounds.hi = *next;
+    return bounds;
+  }
+  if (intent.before_rkey) {
+    auto before = neighbour(store, did, group, *intent.before_rkey, moving);
+    if (!before) return std::unexpected(before.error());
+    bounds.hi = *before;
+    auto previous = adjacent(store, group, bounds.hi, true, moving);
+    if (!previous) return std::unexpected(previous.error());
+    bounds.lo = *previous;
+    return bounds;
+  }
+  const std::string position = intent.position.value_or("last");
+  if (position == "first") {
+    auto first = adjacent(store, group, std::nullopt, false, moving);
+    if (!first) return std::unexpected(first.error());
+    bounds.hi = *first;
+    return bounds;
+  }
+  auto last_bounds = [&]() -> Result<Bounds> {
+    auto last = adjacent(store, group, std::nullopt, true, moving);
+    if (!last) return std::unexpected(last.error());
+    bounds.lo = *last;
+    return bounds;
+  };
+  if (position == "last") return last_bounds();
+  std::int64_t index = 0;
+  auto [end, ec] = std::from_chars(position.data(), position.data() + position.size(), index);
+  if (ec == std::errc::result_out_of_range && end == position.data() + position.size() &&
+      position.find_first_not_of("0123456789") == std::string::npos) {
+    return last_bounds();  // an index no group can reach: past the end
+  }
+  if (ec != std::errc() || end != position.data() + position.size() || index < 0) {
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+  if (index == 0) {
+    auto first = adjacent(store, group, std::nullopt, false, moving);
+    if (!first) return std::unexpected(first.error());
+    bounds.hi = *first;
+    return bounds;
+  }
+  // Positions count the other siblings: past the moving node's own place
+  // (when it is in this group) indexes shift by one.
+  std::optional<std::int64_t> own_index;
+  if (moving) {
+    auto own = store.node(did, *moving);
+    if (!own) return std::unexpected(own.error());
+    if (own->group == group) {
+      auto where = store.position(did, *moving);
+      if (!where) return std::unexpected(where.error());
+      own_index = where->index;
+    }
+  }
+  auto at = [&](std::int64_t i) -> Result<std::optional<SiblingKey>> {
+    // i >= 0 here, and i + 1 cannot overflow: i < index <= INT64_MAX.
+    return store.sibling_key_at(group, own_index && i >= *own_index ? i + 1 : i);
+  };
+  auto lo = at(index - 1);
+  if (!lo) return std::unexpected(lo.error());
+  if (!*lo) return last_bounds();  // past the end: last
+  auto hi = at(index);
+  if (!hi) return std::unexpected(hi.error());
+  bounds.lo = *lo;
+  bounds.hi = *hi;
+  return bounds;
+}
+
+// Keys for every sibling from `first` on whose key equals first's, spread
+// into the gap after them (order kept).
+Result<void> rekey_equal_run(schema::Store& store, const std::string& group,
+                             const SiblingKey& first, const std::optional<std::string>& moving,
+                             ordering::RandomSource& jitter, Placement& placement,
+                             SiblingKey& new_first) {
+  std::vector<SiblingKey> run{first};
+  std::optional<std::string> upper;
+  std::optional<SiblingKey> cursor = first;
+  while (true) {
+    auto next = store.sibling_keys(group, cursor, false, 64);
+    if (!next) return std::unexpected(next.error());
+    if (next->empty()) break;
+    bool ended = false;
+    for (auto& key : *next) {
+      cursor = key;
+      if (moving && key.rkey == *moving) continue;
+      if (key.sort_key != first.sort_key) {
+        if (key.valid()) upper = key.sort_key;
+        ended = true;
+        break;
+      }
+      run.push_back(key);
+    }
+    if (ended) break;
+  }
+  auto keys = ordering::n_between(first.sort_key, upper, run.size(), jitter);
+  if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+  for (std::size_t i = 0; i < run.size(); ++i)
+    placement.rekeys.emplace_back(run[i].rkey, (*keys)[i]);
+  new_first = SiblingKey{(*keys)[0], first.rkey};
+  return {};
+}
+
+// Gives every sibling with a malformed key (they sort last) a valid key after
+// the last valid one, in their current (rkey) order.
+Result<void> repair_invalid_tail(schema::Store& store, const std::string& group,
+                                 const std::optional<std::string>& moving,
+                                 ordering::RandomSource& jitter, Placement& placement,
+                                 Bounds& bounds) {
+  std::vector<SiblingKey> tail;
+  std::optional<std::string> last_valid;
+  std::optional<SiblingKey> cursor;
+  while (true) {
+    auto keys = store.sibling_keys(group, cursor, true, 256);
+    if (!keys) return std::unexpected(keys.error());
+    if (keys->empty()) break;
+    bool done = false;
+    for (auto& key : *keys) {
+      cursor = key;
+      if (moving && key.rkey == *moving) continue;
+      if (key.valid()) {
+        last_valid = key.sort_key;
+        done = true;
+        break;
+      }
+      tail.push_back(key);
+    }
+    if (done) break;
+  }
+  std::reverse(tail.begin(), tail.end());
+  auto keys = ordering::n_between(last_valid, std::nullopt, tail.size(), jitter);
+  if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    placement.rekeys.emplace_back(tail[i].rkey, (*keys)[i]);
+    if (bounds.lo && bounds.lo->rkey == tail[i].rkey) bounds.lo->sort_key = (*keys)[i];
+    if (bounds.hi && bounds.hi->rkey == tail[i].rkey) bounds.hi->sort_key = (*keys)[i];
+  }
+  return {};
+}
+
+Result<Placement> attempt(schema::Store& store, const std::string& did, const std::string& group,
+                          const NeighbourIntent& intent, const std::optional<std::string>& moving,
+                          ordering::RandomSource& jitter, PlacementFaults* faults) {
+  if (faults != nullptr && faults->stale_reads.load() > 0 && faults->stale_reads.fetch_sub(1) > 0) {
+    return std::unexpected(stale("injected stale read"));
+  }
+  auto bounds = resolve(store, did, group, intent, moving);
+  if (!bounds) return std::unexpected(bounds.error());
+  Placement placement;
+  placement.group = group;
+  if (bounds->lo && !bounds->lo->valid()) {
+    if (auto r = repair_invalid_tail(store, group, moving, jitter, placement, *bounds); !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  // Before a malformed key is the same place as after the last valid one.
+  if (bounds->hi && !bounds->hi->valid()) bounds->hi.reset();
+  if (bounds->lo && bounds->hi && bounds->lo->sort_key == bounds->hi->sort_key) {
+    SiblingKey moved_hi;
+    if (auto r = rekey_equal_run(store, group, *bounds->hi, moving, jitter, placement, moved_hi);
+        !r) {
+      return std::unexpected(r.error());
+    }
+    bounds->hi = moved_hi;
+  }
+  auto lo = bounds->lo ? std::optional<std::string_view>(bounds->lo->sort_key) : std::nullopt;
+  auto hi = bounds->hi ? std::optional<std::string_view>(bounds->hi->sort_key) : std::nullopt;
+  auto key = ordering::between(lo, hi, jitter);
+  if (!key) {
+    if (key.error().code == ordering::KeyErrorCode::kExhausted) {
+      return fail(ErrorCode::kExhausted, "no order key fits between these neighbours");
+    }
+    return std::unexpected(stale("neighbours are out of order: " + key.error().message));
+  }
+  placement.sort_key = std::move(*key);
+  return placement;
+}
+
+}  // namespace
+
+std::string children_group(const std::string& did, const std::string& rkey) {
+  return schema::record_uri(did, schema::kNodeCollection, rkey);
+}
+
+Result<Placement> place(schema::Store& store, const std::string& did, const NeighbourIntent& intent,
+                        const std::optional<std::string>& moving_rkey,
+                        ordering::RandomSource& jitter, PlacementFaults* faults) {
+  std::string group = schema::root_group(did);
+  std::optional<std::string> parent_uri;
+  if (intent.parent_rkey) {
+    auto parent = store.node(did, *intent.parent_rkey);
+    if (!parent) return std::unexpected(parent.error());
+    group = children_group(did, *intent.parent_rkey);
+    parent_uri = group;
+  }
+  for (int retry = 0;; ++retry) {
+    auto placement = attempt(store, did, group, intent, moving_rkey, jitter, faults);
+    if (placement) {
+      placement->parent_uri = parent_uri;
+      placement->retries = retry;
+      return placement;
+    }
+    if (placement.error().code != ErrorCode::kStaleNeighbours) return placement;
+    if (retry == 1) {
+      placement.error().message = "stale neighbours after a retry: " + placement.error().message +
+                                  "; refetch the siblings and try again";
+      return placement;
+    }
+  }
+}
+
+GroupLocks::Guard GroupLocks::lock(std::vector<std::string> groups) {
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  Guard guard;
+  for (const auto& group : groups) {
+    std::shared_ptr<std::mutex> mutex;
+    {
+      std::lock_guard table(table_mutex_);
+      auto& slot = table_[group];
+      mutex = slot.lock();
+      if (!mutex) {
+        mutex = std::make_shared<std::mutex>();
+        slot = mutex;
+      }
+      // Forget groups nobody holds, now and then.
+      if (table_.size() > 4096) {
+        std::erase_if(table_, [](const auto& entry) { return entry.second.expired(); });
+      }
+    }
+    guard.locks_.emplace_back(*mutex);
+    guard.keep_.push_back(std::move(mutex));
+  }
+  return guard;
+}
+
+}  // namespace bulleted::appview

@@ -1,0 +1,278 @@
+#include "appview/write/writer.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "firehose/dag_cbor.hpp"
+#include "ordering/random_source.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+// Placement jitter: one generator per thread, seeded from the OS.
+ordering::RandomSource& thread_jitter() {
+  thread_local ordering::EntropySource source;
+  return source;
+}
+
+Result<schema::NodeRecord> current_record(schema::Store& store, const std::string& did,
+                                          const std::string& rkey,
+                                          schema::NodeRow* row_out = nullptr) {
+  auto row = store.node(did, rkey);
+  if (!row) return std::unexpected(row.error());
+  auto json = nlohmann::json::parse(row->record_json, nullptr, false);
+  auto record = schema::parse_node_record(json);
+  if (!record)
+    return fail(ErrorCode::kInternal,
+                "stored record of " + rkey + " is unreadable: " + record.error());
+  if (row_out != nullptr) *row_out = std::move(*row);
+  return std::move(*record);
+}
+
+Result<void> check_text(const NodeFields& fields) {
+  // The same limits as records from the network, with the same reasons.
+  schema::NodeRecord probe;
+  probe.text = fields.text.value_or("x");
+  probe.note = fields.note;
+  probe.created_at = "2026-01-01T00:00:00.000Z";
+  if (auto parsed = schema::parse_node_record(schema::to_json(probe)); !parsed) {
+    return fail(ErrorCode::kInvalidRequest, parsed.error());
+  }
+  return {};
+}
+
+// The re-keys a placement asked for, as updates of the siblings' records.
+Result<std::vector<RecordWrite>> rekey_writes(schema::Store& store, const std::string& did,
+                                              const Placement& placement) {
+  std::vector<RecordWrite> writes;
+  for (const auto& [rkey, key] : placement.rekeys) {
+    auto record = current_record(store, did, rkey);
+    if (!record) return std::unexpected(record.error());
+    record->sort_key = key;
+    record->sort_key_valid = true;
+    writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+  }
+  return writes;
+}
+
+// The answer for the write of `rkey` (the last write of the plan).
+Result<WriteResult> result_of(const std::string& did, const std::string& rkey,
+                              const std::vector<RecordWrite>& writes, const Committed& committed,
+                              int retries) {
+  auto cid = committed.cids.find(rkey);
+  if (cid == committed.cids.end()) return fail(ErrorCode::kInternal, "the write lost its own op");
+  const auto& record = writes.back().record;
+  return WriteResult{schema::record_uri(did, schema::kNodeCollection, rkey),
+                     rkey,
+                     cid->second,
+                     record ? record->sort_key : std::nullopt,
+                     committed.rev,
+                     retries};
+}
+
+std::string next_rev(schema::Store& store, ordering::TidClock& clock, const std::string& did) {
+  auto repo = store.repo(did);
+  if (repo && *repo && (*repo)->rev) {
+    if (auto floor = ordering::Tid::parse(*(*repo)->rev)) return clock.next_after(*floor).str();
+  }
+  return clock.next().str();
+}
+
+}  // namespace
+
+std::string iso_time(std::chrono::system_clock::time_point when) {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[80];  // room for any int the compiler can imagine in each field
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buffer;
+}
+
+std::string record_cid(const schema::NodeRecord& record) {
+  auto value = firehose::from_json(schema::to_json(record));
+  return firehose::Cid::of_dag_cbor(firehose::encode_dag_cbor(*value)).str();
+}
+
+Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did,
+                                    const std::vector<RecordWrite>& writes,
+                                    const CommitOptions& options) {
+  Committed committed;
+  committed.rev = next_rev(store, clock_, did);
+  schema::ApplyBatch batch;
+  for (const auto& write : writes) {
+    schema::RecordOp op;
+    op.kind = write.kind;
+    op.did = did;
+    op.rkey = write.rkey;
+    op.rev = committed.rev;
+    if (write.record) {
+      op.cid = record_cid(*write.record);
+      op.record = *write.record;
+      committed.cids[write.rkey] = op.cid;
+    }
+    batch.ops.push_back(std::move(op));
+  }
+  batch.repo_revs.emplace_back(did, committed.rev);
+  batch.import_done = options.import_done;
+  auto outcome = store.apply(batch);
+  if (!outcome) return std::unexpected(outcome.error());
+  committed.applied = outcome->applied;
+  return committed;
+}
+
+GroupLocks::Guard Writer::lock(const std::string& did, std::vector<std::string> groups) {
+  if (std::string repo = sink_.repo_lock(did); !repo.empty()) groups.push_back(std::move(repo));
+  return locks_.lock(std::move(groups));
+}
+
+template <class T, class Attempt>
+Result<T> Writer::with_refresh(schema::Store& store, const std::string& did, Attempt attempt) {
+  auto first = attempt(0);
+  if (first || first.error().code != ErrorCode::kRepoChanged) return first;
+  if (auto r = sink_.refresh(store, did); !r) return std::unexpected(r.error());
+  auto second = attempt(1);
+  if (!second && second.error().code == ErrorCode::kRepoChanged) {
+    return fail(ErrorCode::kStaleNeighbours,
+                "the repo changed twice while this write was placed; refetch and try again");
+  }
+  return second;
+}
+
+Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
+                                   const NeighbourIntent& intent, const NodeFields& fields) {
+  if (!fields.text) return fail(ErrorCode::kInvalidRequest, "text is required");
+  if (auto r = check_text(fields); !r) return std::unexpected(r.error());
+  const std::string group =
+      intent.parent_rkey ? children_group(did, *intent.parent_rkey) : schema::root_group(did);
+  auto guard = lock(did, {group});
+  const std::string rkey = clock_.next().str();
+  return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
+    auto placement = place(store, did, intent, std::nullopt, thread_jitter(), faults_);
+    if (!placement) return std::unexpected(placement.error());
+    schema::NodeRecord record;
+    record.text = *fields.text;
+    record.note = fields.note;
+    record.completed = fields.completed.value_or(false);
+    record.parent = placement->parent_uri;
+    record.sort_key = placement->sort_key;
+    record.sort_key_valid = true;
+    record.created_at = now_iso();
+    auto writes = rekey_writes(store, did, *placement);
+    if (!writes) return std::unexpected(writes.error());
+    writes->push_back({schema::OpKind::kCreate, rkey, std::move(record)});
+    auto committed = sink_.commit(store, did, *writes);
+    if (!committed) return std::unexpected(committed.error());
+    return result_of(did, rkey, *writes, *committed, placement->retries + refreshes);
+  });
+}
+
+Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
+                                 const std::string& rkey, const NeighbourIntent& intent) {
+  auto existing = store.node(did, rkey);
+  if (!existing) return std::unexpected(existing.error());
+  const std::string target =
+      intent.parent_rkey ? children_group(did, *intent.parent_rkey) : schema::root_group(did);
+  auto guard = lock(did, {existing->group, target});
+  return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
+    auto record = current_record(store, did, rkey);
+    if (!record) return std::unexpected(record.error());
+    // Under the node itself or any descendant: the subtree would leave the tree.
+    if (intent.parent_rkey) {
+      if (*intent.parent_rkey == rkey)
+        return fail(ErrorCode::kWouldCycle, "a node cannot be its own parent");
+      // Allowed only when the walk up from the new parent proves it: it
+      // ends at the top level or a missing parent without meeting the node.
+      schema::Store::AncestorsEnd end{};
+      auto chain = store.ancestors(did, *intent.parent_rkey, &end);
+      if (!chain) return std::unexpected(chain.error());
+      for (const auto& ancestor : *chain) {
+        if (ancestor.rkey == rkey) {
+          return fail(ErrorCode::kWouldCycle, "the new parent is inside the node's own subtree");
+        }
+      }
+      if (end == schema::Store::AncestorsEnd::kCycle) {
+        return fail(ErrorCode::kWouldCycle, "the new parent is inside a parent cycle");
+      }
+      if (end == schema::Store::AncestorsEnd::kDepthLimit) {
+        return fail(ErrorCode::kWouldCycle,
+                    "the new parent is more than " +
+                        std::to_string(schema::Store::kMaxAncestors) +
+                        " levels deep: the move cannot be shown to make no cycle");
+      }
+    }
+    auto placement = place(store, did, intent, rkey, thread_jitter(), faults_);
+    if (!placement) return std::unexpected(placement.error());
+    record->parent = placement->parent_uri;
+    record->sort_key = placement->sort_key;
+    record->sort_key_valid = true;
+    auto writes = rekey_writes(store, did, *placement);
+    if (!writes) return std::unexpected(writes.error());
+    writes->push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+    auto committed = sink_.commit(store, did, *writes);
+    if (!committed) return std::unexpected(committed.error());
+    return result_of(did, rkey, *writes, *committed, placement->retries + refreshes);
+  });
+}
+
+Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
+                                   const std::string& rkey, const NodeFields& fields) {
+  if (fields.text || fields.note) {
+    if (auto r = check_text(fields); !r) return std::unexpected(r.error());
+  }
+  auto existing = store.node(did, rkey);
+  if (!existing) return std::unexpected(existing.error());
+  auto guard = lock(did, {existing->group});
+  return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
+    auto record = current_record(store, did, rkey);
+    if (!record) return std::unexpected(record.error());
+    if (fields.text) record->text = *fields.text;
+    if (fields.note) record->note = *fields.note;
+    if (fields.completed) record->completed = *fields.completed;
+    std::vector<RecordWrite> writes;
+    writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+    auto committed = sink_.commit(store, did, writes);
+    if (!committed) return std::unexpected(committed.error());
+    auto result = result_of(did, rkey, writes, *committed, refreshes);
+    if (result) result->sort_key.reset();
+    return result;
+  });
+}
+
+Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
+                                   const std::string& rkey) {
+  auto row = store.node(did, rkey);
+  if (!row) return std::unexpected(row.error());
+  auto guard = lock(did, {row->group, children_group(did, rkey)});
+  return with_refresh<std::size_t>(store, did, [&](int) -> Result<std::size_t> {
+    if (auto still = store.node(did, rkey); !still) return std::unexpected(still.error());
+    // The subtree, breadth first; a parent cycle is visited once.
+    std::vector<std::string> doomed{rkey};
+    std::set<std::string> seen{rkey};
+    for (std::size_t i = 0; i < doomed.size(); ++i) {
+      auto children = store.child_rkeys(children_group(did, doomed[i]));
+      if (!children) return std::unexpected(children.error());
+      for (auto& child : *children) {
+        if (seen.insert(child).second) doomed.push_back(std::move(child));
+      }
+    }
+    // Children first: a sink that must split the subtree over several
+    // commits never leaves a child without its parent.
+    std::vector<RecordWrite> writes;
+    for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) {
+      writes.push_back({schema::OpKind::kDelete, *it, std::nullopt});
+    }
+    auto committed = sink_.commit(store, did, writes);
+    if (!committed) return std::unexpected(committed.error());
+    // The nodes deleted, not the index rows this call changed: in pds mode
+    // the firehose echo may have applied the same deletes a moment earlier.
+    return writes.size();
+  });
+}
+
+}  // namespace bulleted::appview

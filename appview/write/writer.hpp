@@ -1,0 +1,139 @@
+// Writes: neighbour intent and field changes in, records committed out.
+//
+// The Writer plans every write under the sibling groups' locks (placement,
+// re-keys, subtree walks) and hands the records to a RecordSink, which
+// commits them where the repo lives: LocalSink into the index itself (local
+// mode: TID record keys and revs minted here, real DAG-CBOR CIDs), PdsSink
+// (appview/pds_sink.hpp) to the owner's PDS and then the index. When a sink
+// reports that the repo moved on (kRepoChanged), the Writer refreshes the
+// index from the repo, re-plans under the same locks and tries exactly once
+// more; a second failure is kStaleNeighbours.
+//
+// Thread-safe: each call takes the locks it needs; `store` is the calling
+// thread's own connection.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "appview/write/placement.hpp"
+#include "ordering/tid.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::appview {
+
+struct WriteResult {
+  std::string uri;
+  std::string rkey;
+  std::string cid;
+  std::optional<std::string> sort_key;
+  std::string rev;
+  int retries = 0;
+};
+
+struct NodeFields {
+  std::optional<std::string> text;
+  std::optional<std::string> note;
+  std::optional<bool> completed;
+};
+
+// One record write of a plan.
+struct RecordWrite {
+  schema::OpKind kind;
+  std::string rkey;
+  std::optional<schema::NodeRecord> record;  // creates and updates
+};
+
+struct Committed {
+  std::string rev;                          // the repo's rev after the write
+  std::map<std::string, std::string> cids;  // rkey -> CID of each created or updated record
+  std::size_t applied = 0;                  // index rows changed
+  // The repo host's RateLimit-Remaining / RateLimit-Reset (unix seconds)
+  // after the last commit, when it sent them.
+  std::optional<std::int64_t> rate_remaining;
+  std::optional<std::int64_t> rate_reset;
+};
+
+struct CommitOptions {
+  // Compare against the repo state the index holds (kRepoChanged when it
+  // moved on). Imports of freshly minted records skip it.
+  bool swap = true;
+  // Import progress recorded in the same index transaction.
+  std::optional<std::pair<std::string, std::int64_t>> import_done;
+};
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  // Commits `writes` (in order, atomically where the store allows) to the
+  // repo of `did` and applies them to the index. kRepoChanged when the repo
+  // is not at the state the index holds.
+  virtual Result<Committed> commit(schema::Store& store, const std::string& did,
+                                   const std::vector<RecordWrite>& writes,
+                                   const CommitOptions& options = {}) = 0;
+  // Brings the index up to the repo's current state (after kRepoChanged).
+  virtual Result<void> refresh(schema::Store& store, const std::string& did) = 0;
+  // A lock name that serializes all writes to one repo, or "" for none.
+  virtual std::string repo_lock(const std::string& did) const = 0;
+  // Whether the repo already holds a record (resuming an import whose last
+  // commit may have reached the repo but not the index).
+  virtual Result<bool> holds(schema::Store& store, const std::string& did,
+                             const std::string& rkey) = 0;
+};
+
+// Local mode: the index is the record store.
+class LocalSink final : public RecordSink {
+ public:
+  explicit LocalSink(ordering::TidClock& clock) : clock_(clock) {}
+  Result<Committed> commit(schema::Store& store, const std::string& did,
+                           const std::vector<RecordWrite>& writes,
+                           const CommitOptions& options = {}) override;
+  Result<void> refresh(schema::Store&, const std::string&) override { return {}; }
+  std::string repo_lock(const std::string&) const override { return ""; }
+  // The index is the repo, and progress commits with the records.
+  Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {
+    return false;
+  }
+
+ private:
+  ordering::TidClock& clock_;
+};
+
+class Writer {
+ public:
+  Writer(GroupLocks& locks, ordering::TidClock& clock, RecordSink& sink,
+         PlacementFaults* faults = nullptr)
+      : locks_(locks), clock_(clock), sink_(sink), faults_(faults) {}
+
+  Result<WriteResult> create(schema::Store& store, const std::string& did,
+                             const NeighbourIntent& intent, const NodeFields& fields);
+  Result<WriteResult> move(schema::Store& store, const std::string& did, const std::string& rkey,
+                           const NeighbourIntent& intent);
+  Result<WriteResult> update(schema::Store& store, const std::string& did, const std::string& rkey,
+                             const NodeFields& fields);
+  // Deletes the node and its subtree; returns how many nodes went.
+  Result<std::size_t> remove(schema::Store& store, const std::string& did, const std::string& rkey);
+
+ private:
+  GroupLocks::Guard lock(const std::string& did, std::vector<std::string> groups);
+  template <class T, class Attempt>
+  Result<T> with_refresh(schema::Store& store, const std::string& did, Attempt attempt);
+
+  GroupLocks& locks_;
+  ordering::TidClock& clock_;
+  RecordSink& sink_;
+  PlacementFaults* faults_;
+};
+
+// The CID of a record as its owner's repo would compute it (DAG-CBOR,
+// sha2-256).
+std::string record_cid(const schema::NodeRecord& record);
+
+// An ISO 8601 UTC time with milliseconds ("2026-11-30T14:00:00.000Z").
+std::string iso_time(std::chrono::system_clock::time_point when);
+inline std::string now_iso() { return iso_time(std::chrono::system_clock::now()); }
+
+}  // namespace bulleted::appview

@@ -1,0 +1,278 @@
+#include "appview/xrpc/api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+#include "appview/xrpc/api_methods.hpp"
+#include "appview/xrpc/xrpc.hpp"
+
+namespace bulleted::appview {
+
+
+schema::Store& Api::store() {
+  // One connection per worker thread and database.
+  thread_local std::map<std::string, std::unique_ptr<schema::Store>> stores;
+  auto& slot = stores[context_.config.db_path];
+  if (!slot) {
+    auto opened = schema::Store::open(context_.config.db_path,
+                                      {.busy_timeout_ms = context_.config.busy_timeout_ms});
+    if (!opened) throw std::runtime_error("cannot open the database: " + opened.error().message);
+    slot = std::move(*opened);
+  }
+  return *slot;
+}
+
+std::optional<std::string> bearer_token(const HttpRequestHead& request) {
+  const std::string header = request.header("authorization");
+  if (header.rfind("Bearer ", 0) != 0 || header.size() <= 7) return std::nullopt;
+  return header.substr(7);
+}
+
+Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
+  const std::string digest = token_digest(token);
+  if (context_.pds == nullptr) return store().token_did(digest);
+  auto session = store().session(digest);
+  if (!session) return std::unexpected(session.error());
+  if (!*session) return std::optional<std::string>();
+  return std::optional<std::string>((*session)->did);
+}
+
+Result<std::string> Api::authorize(const HttpRequest& request, const std::string& repo) {
+  auto token = bearer_token(request);
+  if (!token) return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
+  const std::string digest = token_digest(*token);
+  auto did = store().token_did(digest);
+  if (!did) return std::unexpected(did.error());
+  if (!*did) return fail(ErrorCode::kAuthRequired, "the token is not valid");
+  if (**did != repo) return fail(ErrorCode::kForbidden, "the token may only write its own repo");
+  return **did;
+}
+
+HttpResponse Api::health() {
+  try {
+    auto count = store().node_count();
+    if (!count) throw std::runtime_error(count.error().message);
+  } catch (const std::exception& e) {
+    spdlog::error("health: the database is unusable: {}", e.what());
+    return json_response(
+        {{"version", kVersion}, {"error", "Unavailable"}, {"message", "the database is unusable"}},
+        503);
+  }
+  return json_response({{"version", kVersion}});
+}
+
+HttpResponse Api::ready() {
+  nlohmann::json problems = nlohmann::json::array();
+  try {
+    if (auto r = store().check_writable(); !r)
+      problems.push_back("database not writable: " + r.error().message);
+  } catch (const std::exception& e) {
+    problems.push_back(std::string("database unusable: ") + e.what());
+  }
+  if (context_.firehose != nullptr) {
+    if (context_.firehose->connection != static_cast<int>(firehose::ConnectionState::kConnected)) {
+      problems.push_back("firehose not connected");
+    }
+    const auto lag = context_.firehose->lag_ms.load();
+    if (lag > static_cast<std::int64_t>(context_.config.firehose_ready_max_lag_seconds) * 1000) {
+      problems.push_back("firehose lag " + std::to_string(lag) + " ms");
+    }
+  }
+  if (!problems.empty()) {
+    return json_response({{"ready", false},
+                          {"error", "Unavailable"},
+                          {"message", problems[0]},
+                          {"problems", problems}},
+                         503);
+  }
+  return json_response({{"ready", true}});
+}
+
+HttpResponse Api::metrics() {
+  std::int64_t nodes = -1;
+  try {
+    nodes = store().node_count().value_or(-1);
+  } catch (...) {
+  }
+  return HttpResponse{200,
+                      "text/plain; version=0.0.4",
+                      context_.metrics.render(context_.firehose, nodes, context_.in_flight()),
+                      {}};
+}
+
+namespace {
+
+bool operators_path(std::string_view path) {
+  return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/xrpc/_health";
+}
+
+Error rate_limited(int wait, std::string_view setting) {
+  Error limited{ErrorCode::kRateLimited, "too many requests from this client; retry in " +
+                                             std::to_string(wait) + " s (" +
+                                             std::string(setting) + ")"};
+  limited.retry_after_seconds = wait;
+  return limited;
+}
+
+// Counts a streamed answer's bytes against the client's query budget.
+class ChargedStream final : public ResponseStream {
+ public:
+  ChargedStream(ResponseStream& inner, RateLimiter& limits, std::string client)
+      : inner_(inner), limits_(limits), client_(std::move(client)) {}
+  bool write(std::string_view bytes) override {
+    limits_.charge(client_, static_cast<double>(bytes.size()));
+    return inner_.write(bytes);
+  }
+
+ private:
+  ResponseStream& inner_;
+  RateLimiter& limits_;
+  std::string client_;
+};
+
+}  // namespace
+
+HttpResponse Api::refused(const std::string& label, HttpResponse response) {
+  context_.metrics.record(label, response.status, 0.0);
+  return response;
+}
+
+Admission Api::admit(const HttpRequestHead& head) {
+  Admission admission;
+  admission.body_limit = kQueryBodyBytes;
+  if (head.method == "TRACE") {
+    HttpResponse response =
+        error_response(Error{ErrorCode::kMethodNotAllowed, "TRACE is not supported"});
+    response.headers.emplace_back("Allow", "GET, HEAD, POST");
+    admission.refusal = refused("other", std::move(response));
+    return admission;
+  }
+  if (operators_path(head.path)) {
+    admission.lane = Lane::kOperators;
+    return admission;
+  }
+  if (head.path.rfind("/xrpc/", 0) != 0) return admission;  // handle() answers 404
+  const std::string nsid = head.path.substr(6);
+  const ApiMethod* method = find_method(nsid);
+  if (method == nullptr) {
+    admission.refusal =
+        refused("unknown", error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid}));
+    return admission;
+  }
+  if (auto wrong = wrong_http_method(*method, head.method)) {
+    admission.refusal = refused(nsid, std::move(*wrong));
+    return admission;
+  }
+  const std::string address = "addr " + context_.proxies.client_address(head);
+  if (method->kind == MethodKind::kQuery) {
+    if (auto wait = context_.query_limits.take(address, kQueryBaseCost)) {
+      admission.refusal =
+          refused(nsid, error_response(rate_limited(*wait, "limits.queryBytesPerMinute")));
+    }
+    return admission;
+  }
+  if (nsid == "app.bulleted.createSession") {
+    admission.body_limit = kSignInBodyBytes;
+    if (auto wait = context_.sign_in_limits.take(address)) {
+      admission.refusal =
+          refused(nsid, error_response(rate_limited(*wait, "limits.signInPerMinute")));
+    }
+    return admission;
+  }
+  // Every other procedure needs a valid token before its body is read.
+  auto token = bearer_token(head);
+  if (!token) {
+    if (auto wait = context_.procedure_limits.take(address)) {
+      admission.refusal =
+          refused(nsid, error_response(rate_limited(*wait, "limits.procedureRatePerMinute")));
+      return admission;
+    }
+    admission.refusal = refused(
+        nsid, error_response(Error{ErrorCode::kAuthRequired,
+                                   "procedures need an Authorization: Bearer token"}));
+    return admission;
+  }
+  auto did = bearer_did(*token);
+  if (!did) {
+    admission.refusal = refused(nsid, error_response(did.error()));
+    return admission;
+  }
+  // A client is its token when the token is valid, else its address: a
+  // random token per request changes nothing.
+  const std::string client = *did ? "token " + token_digest(*token) : address;
+  if (auto wait = context_.procedure_limits.take(client)) {
+    admission.refusal =
+        refused(nsid, error_response(rate_limited(*wait, "limits.procedureRatePerMinute")));
+    return admission;
+  }
+  if (!*did) {
+    admission.refusal = refused(
+        nsid, error_response(Error{ErrorCode::kAuthRequired, "the token is not valid"}));
+    return admission;
+  }
+  admission.body_limit = nsid == "app.bulleted.importOutline" ? context_.config.max_import_bytes
+                                                              : context_.config.max_body_bytes;
+  return admission;
+}
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string label = "other";
+  HttpResponse response;
+  bool query = false;
+  try {
+    if (request.path == "/healthz") {
+      label = "_healthz";
+      response = HttpResponse{200, "text/plain", "ok\n", {}, {}};
+    } else if (request.path == "/readyz") {
+      label = "_readyz";
+      response = ready();
+    } else if (request.path == "/metrics") {
+      label = "_metrics";
+      response = metrics();
+    } else if (request.path == "/xrpc/_health") {
+      label = "_health";
+      response = health();
+    } else if (request.path.rfind("/xrpc/", 0) == 0) {
+      const std::string nsid = request.path.substr(6);
+      const ApiMethod* method = find_method(nsid);
+      if (method == nullptr) {
+        label = "unknown";
+        response = error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid});
+      } else {
+        label = nsid;
+        query = method->kind == MethodKind::kQuery;
+        response = call_method(*this, *method, request);
+      }
+    } else {
+      response = error_response(
+          Error{ErrorCode::kNotFound, "no such path; the API lives under /xrpc/"});
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{} {} failed: {}", request.method, request.path, e.what());
+    response = error_response(Error{ErrorCode::kInternal, e.what()});
+  }
+  if (query && context_.query_limits.enabled()) {
+    // Queries pay for what they produce, streamed answers as they go.
+    std::string client = "addr " + context_.proxies.client_address(request);
+    if (response.stream) {
+      response.stream = [inner = std::move(response.stream), &limits = context_.query_limits,
+                         client = std::move(client)](ResponseStream& out) {
+        ChargedStream charged(out, limits, client);
+        inner(charged);
+      };
+    } else {
+      context_.query_limits.charge(client, static_cast<double>(response.body.size()));
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  context_.metrics.record(label, response.status, seconds);
+  spdlog::debug("{} {} {} {:.3f} ms", request.method, request.path, response.status,
+                seconds * 1000);
+  return response;
+}
+
+}  // namespace bulleted::appview

@@ -1,0 +1,110 @@
+// The XRPC API and the operators' endpoints: one handler for every request
+// the HTTP server receives. Queries are public; procedures need a bearer
+// token for the repo they write (local mode).
+//
+// admit() decides what the front may do before a body is read: the route
+// and HTTP method, the body limit of the method, the credentials of a
+// procedure (none: 401 unread; a token that is not valid: 401, counted
+// against the client's address), and the client's rate limits. handle()
+// then answers with the body.
+//
+// Thread-safe: each thread uses its own SQLite connection; writes to one
+// sibling group are serialized by the group locks.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "appview/http/client_address.hpp"
+#include "appview/signin/tokens.hpp"
+#include "appview/config.hpp"
+#include "appview/http/server.hpp"
+#include "appview/imports/import_jobs.hpp"
+#include "appview/write/pds_sink.hpp"
+#include "appview/write/placement.hpp"
+#include "appview/xrpc/rate_limiter.hpp"
+#include "appview/xrpc/request_metrics.hpp"
+#include "firehose/metrics.hpp"
+#include "ordering/tid.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::appview {
+
+inline constexpr std::string_view kVersion = "0.1.0";
+
+// What pds mode adds: identity, sessions, and the repo heads and revs this
+// app view wrote (shared with the firehose consumer).
+struct PdsServices {
+  PdsServices(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityOptions identity_options,
+              SecretBox box, firehose::WrittenRevs& written_revs)
+      : identity(client, std::move(identity_options)),
+        sessions(client, identity, std::move(box)),
+        written(written_revs) {}
+  identity::IdentityResolver identity;
+  PdsSessions sessions;
+  RepoHeads heads;
+  firehose::WrittenRevs& written;
+};
+
+// Request bodies the front reads without credentials, and for queries.
+inline constexpr std::size_t kSignInBodyBytes = 8 * 1024;
+inline constexpr std::size_t kQueryBodyBytes = 8 * 1024;
+// What every query costs before its answer's bytes (limits.queryBytesPerMinute).
+inline constexpr double kQueryBaseCost = 1024;
+
+struct AppContext {
+  explicit AppContext(const Config& c)
+      : config(c),
+        proxies(TrustedProxies::parse(c.trusted_proxies).value_or(TrustedProxies())),
+        procedure_limits(c.procedure_rate_per_minute),
+        query_limits(static_cast<double>(c.query_bytes_per_minute)),
+        sign_in_limits(c.sign_in_per_minute),
+        sign_in_account_limits(c.sign_in_per_account_per_minute),
+        exports(c.max_concurrent_exports) {}
+  const Config& config;
+  TrustedProxies proxies;
+  RateLimiter procedure_limits;        // per valid token, else per address
+  RateLimiter query_limits;            // bytes per address
+  RateLimiter sign_in_limits;          // createSession per address
+  RateLimiter sign_in_account_limits;  // createSession per identifier
+  LongRequestGate exports;
+  GroupLocks locks;
+  ordering::TidClock clock;
+  RequestMetrics metrics;
+  const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
+  PdsServices* pds = nullptr;                           // null in local mode
+  ImportRunner* imports = nullptr;                      // null when imports are not run
+  // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
+  // environment variable BULLETED_FAULT_INJECTION=1).
+  bool fault_injection = false;
+  std::function<std::size_t()> in_flight = [] { return std::size_t{0}; };
+};
+
+class Api {
+ public:
+  explicit Api(AppContext& context) : context_(context) {}
+  // Runs on a listener thread before the body is read (see above).
+  Admission admit(const HttpRequestHead& head);
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  friend struct ApiMethods;
+  schema::Store& store();
+  Result<std::string> authorize(const HttpRequest& request, const std::string& repo);
+  // The DID a bearer token speaks for in this mode, or nullopt.
+  Result<std::optional<std::string>> bearer_did(std::string_view token);
+  HttpResponse refused(const std::string& label, HttpResponse response);
+  HttpResponse health();
+  HttpResponse ready();
+  HttpResponse metrics();
+
+  AppContext& context_;
+};
+
+// The token of an `Authorization: Bearer <token>` header, or nullopt.
+std::optional<std::string> bearer_token(const HttpRequestHead& request);
+
+
+}  // namespace bulleted::appview

@@ -1,0 +1,575 @@
+#include "appview/xrpc/api_methods.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <variant>
+
+#include "appview/xrpc/json_body.hpp"
+#include "appview/xrpc/views.hpp"
+#include "appview/outline/from_index.hpp"
+#include "appview/write/writer.hpp"
+#include "appview/xrpc/xrpc.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+
+// Handlers reach Api's connection and context through this friend.
+struct ApiMethods {
+  static schema::Store& store(Api& api) { return api.store(); }
+  static AppContext& context(Api& api) { return api.context_; }
+  static Result<std::string> authorize(Api& api, const HttpRequest& request,
+                                       const std::string& repo) {
+    return api.authorize(request, repo);
+  }
+};
+
+namespace {
+
+using nlohmann::json;
+
+#define TRY(target, expr)                                               \
+  auto target##_result = (expr);                                        \
+  if (!target##_result) return error_response(target##_result.error()); \
+  auto target = std::move(*target##_result)
+
+Result<std::string> did_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto did = schema::Did::parse(*value); !did)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
+  return value;
+}
+
+Result<std::string> rkey_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+Result<std::optional<std::string>> optional_rkey_param(const XrpcParams& params,
+                                                       const std::string& name) {
+  auto value = params.text(name);
+  if (!value || value->empty()) return std::optional<std::string>();
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+// A procedure's JSON body: an object; unknown fields (a sortKey included) are
+// ignored.
+class Body {
+ public:
+  static Result<Body> parse(const HttpRequest& request) {
+    const std::string type = request.header("content-type");
+    if (type.rfind("application/json", 0) != 0) {
+      return fail(ErrorCode::kInvalidRequest, "the body must be application/json");
+    }
+    auto parsed = JsonBody::parse(request.body);
+    if (!parsed) return std::unexpected(parsed.error());
+    Body body;
+    body.json_ = std::move(*parsed);
+    return body;
+  }
+  Result<std::optional<std::string>> string(const std::string& name) const {
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
+    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
+    return std::optional<std::string>(it->get<std::string>());
+  }
+  // A string member moved out of the body (for large ones: import content).
+  Result<std::optional<std::string>> take_string(const std::string& name) {
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
+    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
+    return json_.take_string(name);
+  }
+  Result<std::optional<bool>> boolean(const std::string& name) const {
+    const json* it = json_.find(name);
+    if (it == nullptr || it->is_null()) return std::optional<bool>();
+    if (!it->is_boolean()) return fail(ErrorCode::kInvalidRequest, name + " must be a boolean");
+    return std::optional<bool>(it->get<bool>());
+  }
+  Result<std::string> did(const std::string& name) const {
+    auto value = string(name);
+    if (!value) return std::unexpected(value.error());
+    if (!*value) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
+    if (auto did = schema::Did::parse(**value); !did)
+      return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
+    return **value;
+  }
+  Result<std::optional<std::string>> rkey(const std::string& name, bool required = false) const {
+    auto value = string(name);
+    if (!value) return value;
+    if (!*value) {
+      if (required) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
+      return value;
+    }
+    if (auto key = schema::RecordKey::parse(**value); !key) {
+      return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+    }
+    return value;
+  }
+  // "first", "last", or a 0-based index given as a number or a string.
+  Result<std::optional<std::string>> position() const {
+    const json* it = json_.find("position");
+    if (it == nullptr || it->is_null()) return std::optional<std::string>();
+    if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
+      return std::optional<std::string>(std::to_string(it->get<std::int64_t>()));
+    }
+    if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+
+ private:
+  JsonBody json_;
+};
+
+Result<NeighbourIntent> intent_of(const Body& body) {
+  NeighbourIntent intent;
+  auto parent = body.rkey("parentRkey");
+  if (!parent) return std::unexpected(parent.error());
+  auto after = body.rkey("afterRkey");
+  if (!after) return std::unexpected(after.error());
+  auto before = body.rkey("beforeRkey");
+  if (!before) return std::unexpected(before.error());
+  auto position = body.position();
+  if (!position) return std::unexpected(position.error());
+  intent.parent_rkey = *parent;
+  intent.after_rkey = *after;
+  intent.before_rkey = *before;
+  intent.position = *position;
+  if (intent.position && *intent.position != "first" && *intent.position != "last" &&
+      intent.position->find_first_not_of("0123456789") != std::string::npos) {
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+  return intent;
+}
+
+Result<NodeFields> fields_of(const Body& body) {
+  NodeFields fields;
+  auto text = body.string("text");
+  if (!text) return std::unexpected(text.error());
+  auto note = body.string("note");
+  if (!note) return std::unexpected(note.error());
+  auto completed = body.boolean("completed");
+  if (!completed) return std::unexpected(completed.error());
+  fields.text = *text;
+  fields.note = *note;
+  fields.completed = *completed;
+  return fields;
+}
+
+// ---- queries
+
+HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(node, ApiMethods::store(api).node(repo, rkey));
+  return json_response(node_view(node));
+}
+
+HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(parent, optional_rkey_param(params, "parent"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  TRY(reverse, params.boolean("reverse"));
+  TRY(page, ApiMethods::store(api).children({.did = repo,
+                                             .parent_rkey = parent,
+                                             .limit = static_cast<int>(limit.value_or(100)),
+                                             .cursor = params.text("cursor"),
+                                             .reverse = reverse.value_or(false)}));
+  json nodes = json::array();
+  for (const auto& row : page.nodes) nodes.push_back(node_view(row));
+  json out = {{"nodes", std::move(nodes)}};
+  if (page.cursor) out["cursor"] = *page.cursor;
+  return json_response(out);
+}
+
+HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(anchor, rkey_param(params, "anchor"));
+  TRY(before, params.integer("before", 0, 1000));
+  TRY(after, params.integer("after", 0, 1000));
+  TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
+                                            static_cast<int>(after.value_or(20))));
+  json nodes = json::array();
+  for (const auto& row : window.nodes) nodes.push_back(node_view(row));
+  return json_response({{"nodes", std::move(nodes)},
+                        {"hasBefore", window.has_before},
+                        {"hasAfter", window.has_after}});
+}
+
+HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(root, optional_rkey_param(params, "root"));
+  TRY(depth, params.integer("depth", 0, 64));
+  TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
+  TRY(tree, ApiMethods::store(api).subtree(
+                {.did = repo,
+                 .root_rkey = root,
+                 .depth = static_cast<int>(depth.value_or(8)),
+                 .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))}));
+  return json_response(subtree_view(tree));
+}
+
+HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
+  json ancestors = json::array();
+  for (const auto& row : chain) ancestors.push_back(node_view(row));
+  return json_response({{"ancestors", std::move(ancestors)}});
+}
+
+HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(position, ApiMethods::store(api).position(repo, rkey));
+  return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
+}
+
+HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  auto cursor = params.text("cursor");
+  TRY(page, ApiMethods::store(api).changes(
+                repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
+                static_cast<int>(limit.value_or(100))));
+  json changes = json::array();
+  for (const auto& change : page.changes) {
+    json item = {{"op", change.deleted ? "delete" : "upsert"}, {"rkey", change.rkey}};
+    if (change.node) item["node"] = node_view(*change.node);
+    changes.push_back(std::move(item));
+  }
+  return json_response({{"changes", std::move(changes)}, {"cursor", page.cursor}});
+}
+
+// ---- procedures
+
+struct Write {
+  Body body;
+  std::string repo;
+  PlacementFaults faults;
+  std::optional<PdsSession> session;  // pds mode
+  std::unique_ptr<RecordSink> sink;
+};
+
+// The PDS session a request's bearer token names (pds mode).
+Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
+  auto token = bearer_token(request);
+  if (!token) {
+    return fail(ErrorCode::kAuthRequired,
+                "procedures need an Authorization: Bearer token from app.bulleted.createSession");
+  }
+  return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), *token);
+}
+
+// Parses the body, checks the token against the repo, and sets up any
+// injected faults. On failure `error` is the answer.
+Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request) {
+  auto body = Body::parse(request);
+  if (!body) return std::unexpected(body.error());
+  auto repo = body->did("repo");
+  if (!repo) return std::unexpected(repo.error());
+  auto& context = ApiMethods::context(api);
+  auto write = std::make_unique<Write>();
+  if (context.pds != nullptr) {
+    auto session = session_of(api, request);
+    if (!session) return std::unexpected(session.error());
+    if (session->did != *repo) {
+      return fail(ErrorCode::kForbidden, "this session may only write the repo of " + session->did);
+    }
+    write->session = std::move(*session);
+    if (context.fault_injection) {
+      // Tests only: an access token (or both tokens) the PDS will refuse.
+      const std::string spoil = request.header("x-bulleted-inject-expired");
+      if (!spoil.empty()) {
+        if (auto r = context.pds->sessions.spoil(ApiMethods::store(api), *write->session,
+                                                 spoil == "refresh");
+            !r) {
+          return std::unexpected(r.error());
+        }
+      }
+    }
+    write->sink =
+        std::make_unique<PdsSink>(context.pds->sessions, *write->session, context.pds->heads,
+                                  context.pds->written, &write->faults);
+  } else {
+    auto authorized = ApiMethods::authorize(api, request, *repo);
+    if (!authorized) return std::unexpected(authorized.error());
+    write->sink = std::make_unique<LocalSink>(context.clock);
+  }
+  write->body = std::move(*body);
+  write->repo = std::move(*repo);
+  if (context.fault_injection) {
+    const std::string inject = request.header("x-bulleted-inject-stale");
+    if (!inject.empty()) write->faults.stale_reads = std::atoi(inject.c_str());
+    const std::string swaps = request.header("x-bulleted-inject-swap");
+    if (!swaps.empty()) write->faults.swap_failures = std::atoi(swaps.c_str());
+  }
+  return write;
+}
+
+HttpResponse placed(Api& api, const Result<WriteResult>& result) {
+  auto& metrics = ApiMethods::context(api).metrics;
+  if (!result) {
+    if (result.error().code == ErrorCode::kStaleNeighbours) metrics.stale_conflicts++;
+    return error_response(result.error());
+  }
+  metrics.placement_retries += static_cast<std::uint64_t>(result->retries);
+  json out = {{"uri", result->uri}, {"rkey", result->rkey}, {"cid", result->cid}};
+  if (result->sort_key) out["sortKey"] = *result->sort_key;
+  HttpResponse response = json_response(out);
+  response.headers.emplace_back("Atproto-Repo-Rev", result->rev);
+  return response;
+}
+
+HttpResponse create_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(intent, intent_of(write->body));
+  TRY(fields, fields_of(write->body));
+  if (!fields.text)
+    return error_response(Error{ErrorCode::kInvalidRequest, "missing required field text"});
+  auto& context = ApiMethods::context(api);
+  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
+  return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
+}
+
+HttpResponse move_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  TRY(intent, intent_of(write->body));
+  auto& context = ApiMethods::context(api);
+  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
+  return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
+}
+
+HttpResponse update_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  TRY(fields, fields_of(write->body));
+  auto& context = ApiMethods::context(api);
+  Writer writer(context.locks, context.clock, *write->sink);
+  return placed(api, writer.update(ApiMethods::store(api), write->repo, *rkey, fields));
+}
+
+HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(write, begin_write(api, request));
+  TRY(rkey, write->body.rkey("rkey", true));
+  auto& context = ApiMethods::context(api);
+  Writer writer(context.locks, context.clock, *write->sink);
+  TRY(deleted, writer.remove(ApiMethods::store(api), write->repo, *rkey));
+  return json_response({{"deleted", deleted}});
+}
+
+HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&);
+
+outline::ImportLimits import_limits(const Config& config) {
+  outline::ImportLimits limits;
+  limits.max_bytes = config.max_import_bytes;
+  return limits;
+}
+
+HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
+  TRY(write, begin_write(api, request));
+  TRY(parent, write->body.rkey("parentRkey"));
+  TRY(format_name, write->body.string("format"));
+  TRY(content, write->body.take_string("content"));
+  const auto format = outline::parse_format(format_name.value_or(""));
+  if (!format) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
+  }
+  if (!content) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "missing required field content"});
+  }
+  TRY(parsed, outline::parse_outline(*format, *content, import_limits(context.config)));
+  ImportPlanRequest plan{write->repo, parent, *format, std::nullopt, "WorkFlowy"};
+  if (write->session) plan.session = write->session->digest;
+  TRY(job, plan_import(ApiMethods::store(api), context.locks, context.clock, plan, parsed));
+  context.imports->wake();
+  return json_response({{"jobId", job.id}, {"rootRkey", job.root_rkey}});
+}
+
+HttpResponse get_import_job(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(id, params.required("id"));
+  TRY(job, ApiMethods::store(api).import_job(id));
+  if (!job) return error_response(Error{ErrorCode::kNotFound, "no import job " + id});
+  json errors = json::parse(job->errors_json, nullptr, false);
+  json out = {{"id", job->id},
+              {"state", job->state},
+              {"total", job->total},
+              {"done", job->done},
+              {"rate", context.imports->rate(job->id)},
+              {"rootRkey", job->root_rkey},
+              {"errors", errors.is_array() ? errors : json::array()}};
+  if (job->resume_at) out["resumeAt"] = *job->resume_at;
+  return json_response(out);
+}
+
+HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(root, optional_rkey_param(params, "root"));
+  TRY(format_name, params.required("format"));
+  const auto format = outline::parse_format(format_name);
+  if (!format) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "format must be opml or text"});
+  }
+  // Whatever can fail is decided before the answer starts.
+  if (root) {
+    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+  }
+  auto& context = ApiMethods::context(api);
+  auto entered = context.exports.enter("addr " + context.proxies.client_address(request));
+  if (auto* refusal = std::get_if<LongRequestGate::Refusal>(&entered)) {
+    Error busy{ErrorCode::kRateLimited,
+               *refusal == LongRequestGate::Refusal::kClientBusy
+                   ? "an export for this client is still running; retry when it has finished"
+                   : "too many exports are running (limits.maxConcurrentExports); retry soon"};
+    busy.retry_after_seconds = 5;
+    return error_response(busy);
+  }
+  std::shared_ptr<LongRequestGate::Pass> pass =
+      std::move(std::get<std::unique_ptr<LongRequestGate::Pass>>(entered));
+  HttpResponse response;
+  response.content_type = *format == outline::Format::kOpml ? "text/x-opml; charset=utf-8"
+                                                            : "text/plain; charset=utf-8";
+  // Produced on this worker thread after the handler returns (so its
+  // connection is this thread's), written as it is read.
+  response.stream = [&api, pass, repo, root, format = *format](ResponseStream& out) {
+    bool open = true;
+    outline::OutlineWriter writer(format, "Bulleted export of " + repo,
+                                  [&](std::string_view piece) {
+                                    if (open) open = out.write(piece);
+                                  });
+    auto walked = outline::walk_outline(ApiMethods::store(api), repo, root,
+                               [&](const outline::OutlineNode& node, std::size_t depth) {
+                                 writer.node(node, depth);
+                                 return open;
+                               });
+    if (!walked) {
+      // The status is sent: all that is left is to cut the answer short.
+      spdlog::error("export of {} failed: {}", repo, walked.error().message);
+      throw std::runtime_error(walked.error().message);
+    }
+    if (open) writer.finish();
+  };
+  return response;
+}
+
+HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
+  TRY(body, Body::parse(request));
+  TRY(identifier, body.string("identifier"));
+  TRY(password, body.string("password"));
+  if (!identifier || !password) {
+    return error_response(
+        Error{ErrorCode::kInvalidRequest, "identifier and password are required"});
+  }
+  // Per account as well as per address (admit()): many addresses guessing
+  // one account's password are limited too.
+  std::string account = *identifier;
+  for (auto& c : account) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto wait = context.sign_in_account_limits.take("account " + account)) {
+    Error limited{ErrorCode::kRateLimited, "too many sign-in attempts for this account; retry in " +
+                                               std::to_string(*wait) +
+                                               " s (limits.signInPerAccountPerMinute)"};
+    limited.retry_after_seconds = *wait;
+    return error_response(limited);
+  }
+  TRY(created, context.pds->sessions.create(ApiMethods::store(api), *identifier, *password));
+  json out = {{"did", created.session.did}, {"token", created.token}};
+  out["handle"] = created.session.handle ? json(*created.session.handle) : json(*identifier);
+  return json_response(out);
+}
+
+HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
+  TRY(session, session_of(api, request));
+  if (auto r = context.pds->sessions.remove(ApiMethods::store(api), session); !r) {
+    return error_response(r.error());
+  }
+  return json_response(json::object());
+}
+
+HttpResponse not_in_this_mode(Api& api, const ApiMethod& method, const HttpRequest&) {
+  const bool sessions =
+      method.nsid == "app.bulleted.createSession" || method.nsid == "app.bulleted.deleteSession";
+  if (sessions && ApiMethods::context(api).pds == nullptr) {
+    return error_response(Error{
+        ErrorCode::kMethodNotImplemented,
+        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
+  }
+  return error_response(Error{ErrorCode::kMethodNotImplemented,
+                              std::string(method.nsid) + " is not available in this build"});
+}
+
+#undef TRY
+
+constexpr ApiMethod kMethods[] = {
+    {"app.bulleted.getNode", MethodKind::kQuery, get_node},
+    {"app.bulleted.getChildren", MethodKind::kQuery, get_children},
+    {"app.bulleted.getWindow", MethodKind::kQuery, get_window},
+    {"app.bulleted.getSubtree", MethodKind::kQuery, get_subtree},
+    {"app.bulleted.getAncestors", MethodKind::kQuery, get_ancestors},
+    {"app.bulleted.getPosition", MethodKind::kQuery, get_position},
+    {"app.bulleted.getChanges", MethodKind::kQuery, get_changes},
+    {"app.bulleted.createNode", MethodKind::kProcedure, create_node},
+    {"app.bulleted.moveNode", MethodKind::kProcedure, move_node},
+    {"app.bulleted.updateNode", MethodKind::kProcedure, update_node},
+    {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
+    {"app.bulleted.createSession", MethodKind::kProcedure, create_session},
+    {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session},
+    {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline},
+    {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job},
+    {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},
+};
+
+}  // namespace
+
+const ApiMethod* find_method(std::string_view nsid) {
+  for (const auto& method : kMethods) {
+    if (method.nsid == nsid) return &method;
+  }
+  return nullptr;
+}
+
+std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
+                                              std::string_view http_method) {
+  const bool query = method.kind == MethodKind::kQuery;
+  if ((query && http_method != "GET" && http_method != "HEAD") ||
+      (!query && http_method != "POST")) {
+    HttpResponse response = error_response(
+        Error{ErrorCode::kMethodNotAllowed, "incorrect HTTP method (" + std::string(http_method) +
+                                                "): " + std::string(method.nsid) + " expects " +
+                                                (query ? "GET" : "POST")});
+    response.headers.emplace_back("Allow", query ? "GET" : "POST");
+    return response;
+  }
+  return std::nullopt;
+}
+
+HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  if (auto wrong = wrong_http_method(method, request.method)) return std::move(*wrong);
+  return method.handler(api, method, request);
+}
+
+}  // namespace bulleted::appview

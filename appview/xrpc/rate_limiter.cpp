@@ -1,0 +1,68 @@
+#include "appview/xrpc/rate_limiter.hpp"
+
+#include <cmath>
+
+namespace bulleted::appview {
+
+RateLimiter::Bucket& RateLimiter::refill(const std::string& client, Clock::time_point now) {
+  const double capacity = per_minute_;
+  const double per_second = per_minute_ / 60.0;
+  forget_idle(now);
+  auto [it, fresh] = buckets_.try_emplace(client, Bucket{capacity, now});
+  Bucket& bucket = it->second;
+  if (!fresh) {
+    const double elapsed = std::chrono::duration<double>(now - bucket.updated).count();
+    bucket.tokens = std::min(capacity, bucket.tokens + elapsed * per_second);
+    bucket.updated = now;
+  }
+  return bucket;
+}
+
+std::optional<int> RateLimiter::take(const std::string& client, double cost,
+                                     Clock::time_point now) {
+  if (per_minute_ <= 0) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  Bucket& bucket = refill(client, now);
+  if (bucket.tokens >= cost) {
+    bucket.tokens -= cost;
+    return std::nullopt;
+  }
+  const double per_second = per_minute_ / 60.0;
+  return std::max(1, static_cast<int>(std::ceil((cost - bucket.tokens) / per_second)));
+}
+
+void RateLimiter::charge(const std::string& client, double cost, Clock::time_point now) {
+  if (per_minute_ <= 0 || cost <= 0) return;
+  std::lock_guard lock(mutex_);
+  refill(client, now).tokens -= cost;
+}
+
+void RateLimiter::forget_idle(Clock::time_point now) {
+  if (now - last_sweep_ < std::chrono::seconds(30)) return;
+  last_sweep_ = now;
+  // A bucket that has refilled is the same as no bucket; one in debt stays.
+  const double per_second = per_minute_ / 60.0;
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    const double elapsed = std::chrono::duration<double>(now - it->second.updated).count();
+    const bool full = it->second.tokens + elapsed * per_second >= per_minute_;
+    it = full ? buckets_.erase(it) : std::next(it);
+  }
+}
+
+LongRequestGate::Pass::~Pass() {
+  std::lock_guard lock(gate_->mutex_);
+  --gate_->running_;
+  if (--gate_->per_client_[client_] <= 0) gate_->per_client_.erase(client_);
+}
+
+std::variant<std::unique_ptr<LongRequestGate::Pass>, LongRequestGate::Refusal>
+LongRequestGate::enter(const std::string& client) {
+  std::lock_guard lock(mutex_);
+  if (per_client_.contains(client)) return Refusal::kClientBusy;
+  if (running_ >= total_) return Refusal::kServerBusy;
+  ++running_;
+  ++per_client_[client];
+  return std::make_unique<Pass>(this, client);
+}
+
+}  // namespace bulleted::appview

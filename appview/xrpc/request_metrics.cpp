@@ -1,0 +1,132 @@
+#include "appview/xrpc/request_metrics.hpp"
+
+#include <ostream>
+#include <sstream>
+
+#include "appview/xrpc/process_memory.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+void render_memory(std::ostream& out, const ProcessMemory& memory) {
+  out << "# HELP bulleted_process_resident_bytes Resident memory: anon is the process's own "
+         "(heap, stacks), file is mapped pages of the index (the kernel's cache of it).\n"
+         "# TYPE bulleted_process_resident_bytes gauge\n";
+  if (memory.resident_anon_bytes) {
+    out << "bulleted_process_resident_bytes{kind=\"anon\"} " << *memory.resident_anon_bytes << "\n";
+  }
+  if (memory.resident_file_bytes) {
+    out << "bulleted_process_resident_bytes{kind=\"file\"} " << *memory.resident_file_bytes << "\n";
+  }
+  if (memory.allocated_bytes && memory.allocator_resident_bytes) {
+    out << "# HELP bulleted_allocator_bytes jemalloc: bytes in live allocations (allocated) and "
+           "in pages it holds (resident).\n# TYPE bulleted_allocator_bytes gauge\n"
+        << "bulleted_allocator_bytes{kind=\"allocated\"} " << *memory.allocated_bytes << "\n"
+        << "bulleted_allocator_bytes{kind=\"resident\"} " << *memory.allocator_resident_bytes
+        << "\n";
+  }
+}
+
+}  // namespace
+
+void RequestMetrics::record(const std::string& method, int status, double seconds) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{method, status}];
+  Histogram& h = latency_[method];
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++h.buckets[i];
+  }
+  ++h.count;
+  h.sum += seconds;
+}
+
+std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
+                                   std::int64_t node_count, std::size_t in_flight) const {
+  std::ostringstream out;
+  {
+    std::lock_guard lock(mutex_);
+    out << "# HELP bulleted_http_requests_total HTTP requests by XRPC method and status.\n"
+           "# TYPE bulleted_http_requests_total counter\n";
+    for (const auto& [key, count] : requests_) {
+      out << "bulleted_http_requests_total{method=\"" << key.first << "\",status=\"" << key.second
+          << "\"} " << count << "\n";
+    }
+    out << "# HELP bulleted_http_request_seconds Request latency by XRPC method.\n"
+           "# TYPE bulleted_http_request_seconds histogram\n";
+    for (const auto& [method, h] : latency_) {
+      for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+        out << "bulleted_http_request_seconds_bucket{method=\"" << method << "\",le=\""
+            << kBuckets[i] << "\"} " << h.buckets[i] << "\n";
+      }
+      out << "bulleted_http_request_seconds_bucket{method=\"" << method << "\",le=\"+Inf\"} "
+          << h.count << "\n";
+      out << "bulleted_http_request_seconds_sum{method=\"" << method << "\"} " << h.sum << "\n";
+      out << "bulleted_http_request_seconds_count{method=\"" << method << "\"} " << h.count << "\n";
+    }
+  }
+  out << "# HELP bulleted_http_in_flight Requests being handled.\n# TYPE bulleted_http_in_flight "
+         "gauge\n"
+      << "bulleted_http_in_flight " << in_flight << "\n";
+  out << "# HELP bulleted_placement_retries_total Placements that re-read stale neighbours once.\n"
+         "# TYPE bulleted_placement_retries_total counter\n"
+      << "bulleted_placement_retries_total " << placement_retries.load() << "\n";
+  out << "# HELP bulleted_placement_conflicts_total Placements answered 409 StaleNeighbours.\n"
+         "# TYPE bulleted_placement_conflicts_total counter\n"
+      << "bulleted_placement_conflicts_total " << stale_conflicts.load() << "\n";
+  out << "# HELP bulleted_index_nodes Nodes in the index.\n# TYPE bulleted_index_nodes gauge\n"
+      << "bulleted_index_nodes " << node_count << "\n";
+  render_memory(out, read_process_memory());
+  if (firehose != nullptr) {
+    const auto& m = *firehose;
+    out << "# HELP bulleted_firehose_events_total Firehose events by type and outcome.\n"
+           "# TYPE bulleted_firehose_events_total counter\n";
+    for (std::size_t i = 0; i < firehose::FirehoseMetrics::kEventTypes.size(); ++i) {
+      const auto type = firehose::FirehoseMetrics::kEventTypes[i];
+      out << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"received\"} "
+          << m.received[i] << "\n"
+          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"applied\"} "
+          << m.applied[i] << "\n"
+          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"skipped\"} "
+          << m.skipped[i] << "\n"
+          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"errored\"} "
+          << m.errored[i] << "\n";
+    }
+    auto counter = [&out](const char* name, const char* help, std::uint64_t value) {
+      out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n"
+          << name << " " << value << "\n";
+    };
+    auto gauge = [&out](const char* name, const char* help, std::int64_t value) {
+      out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n"
+          << name << " " << value << "\n";
+    };
+    counter("bulleted_firehose_ops_applied_total", "Record ops applied to the index.",
+            m.ops_applied);
+    counter("bulleted_firehose_ops_stale_total", "Record ops not newer than the index.",
+            m.ops_stale);
+    counter("bulleted_firehose_duplicate_events_total", "Events at or below the cursor.",
+            m.duplicate_events);
+    counter("bulleted_firehose_decode_errors_total", "Frames that did not decode.",
+            m.decode_errors);
+    counter("bulleted_firehose_records_rejected_total", "Invalid app.bulleted.node records.",
+            m.records_rejected);
+    counter("bulleted_firehose_resyncs_started_total", "Repos marked desynchronized.",
+            m.resyncs_started);
+    counter("bulleted_firehose_resyncs_done_total", "Repos resynced from getRepo.", m.resyncs_done);
+    counter("bulleted_firehose_resyncs_failed_total", "Resyncs given up.", m.resyncs_failed);
+    counter("bulleted_firehose_reconnects_total", "Websocket sessions that ended.", m.reconnects);
+    counter("bulleted_firehose_batches_total", "Index transactions committed.", m.batches);
+    counter("bulleted_firehose_apply_failures_total",
+            "Index transactions that failed (disk full, read-only, busy); retried.",
+            m.apply_failures);
+    gauge("bulleted_firehose_last_seq", "Seq of the last committed event.", m.last_seq);
+    gauge("bulleted_firehose_lag_milliseconds", "Now minus the last applied event's time.",
+          m.lag_ms);
+    gauge("bulleted_firehose_connected", "1 when the websocket session is open.",
+          m.connection == static_cast<int>(firehose::ConnectionState::kConnected) ? 1 : 0);
+    gauge("bulleted_firehose_queue_depth", "Frames waiting between socket and index.",
+          static_cast<std::int64_t>(m.queue_depth.load()));
+  }
+  return out.str();
+}
+
+}  // namespace bulleted::appview

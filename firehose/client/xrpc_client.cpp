@@ -1,0 +1,78 @@
+#define _TURN_OFF_PLATFORM_STRING
+#include "firehose/client/xrpc_client.hpp"
+
+#include <cpprest/http_client.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace bulleted::firehose {
+
+namespace {
+
+class HttpXrpcClient final : public XrpcClient {
+ public:
+  HttpXrpcClient(std::chrono::seconds timeout, std::size_t max_body_bytes)
+      : timeout_(timeout), max_body_bytes_(max_body_bytes) {}
+
+  Result<XrpcReply> call(const XrpcRequest& request) override {
+    const std::string where = request.method + " " + request.base_url + request.path;
+    try {
+      auto client = client_for(request.base_url);
+      web::uri_builder target(request.path);
+      for (const auto& [name, value] : request.query) target.append_query(name, value);
+      web::http::http_request http(request.method == "POST" ? web::http::methods::POST
+                                                            : web::http::methods::GET);
+      http.set_request_uri(target.to_string());
+      if (request.bearer) http.headers().add("Authorization", "Bearer " + *request.bearer);
+      if (request.body) http.set_body(request.body->dump(), "application/json");
+      web::http::http_response response = client->request(http).get();
+      auto length = response.headers().content_length();
+      if (length > max_body_bytes_) {
+        return fail(ErrorCode::kUpstreamFailure, where + ": answer larger than the limit");
+      }
+      std::vector<unsigned char> bytes = response.extract_vector().get();
+      if (bytes.size() > max_body_bytes_) {
+        return fail(ErrorCode::kUpstreamFailure, where + ": answer larger than the limit");
+      }
+      XrpcReply reply;
+      reply.status = response.status_code();
+      reply.body.assign(bytes.begin(), bytes.end());
+      for (const auto& [name, value] : response.headers()) {
+        std::string lower = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        reply.headers[lower] = value;
+      }
+      return reply;
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::kUpstreamFailure, where + ": " + e.what());
+    }
+  }
+
+ private:
+  std::shared_ptr<web::http::client::http_client> client_for(const std::string& base_url) {
+    std::lock_guard lock(mutex_);
+    auto& slot = clients_[base_url];
+    if (!slot) {
+      web::http::client::http_client_config config;
+      config.set_timeout(timeout_);
+      slot = std::make_shared<web::http::client::http_client>(web::uri(base_url), config);
+    }
+    return slot;
+  }
+
+  std::chrono::seconds timeout_;
+  std::size_t max_body_bytes_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<web::http::client::http_client>> clients_;
+};
+
+}  // namespace
+
+std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
+                                                  std::size_t max_body_bytes) {
+  return std::make_shared<HttpXrpcClient>(timeout, max_body_bytes);
+}
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,273 @@
+#include "firehose/consumer/consumer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <random>
+
+#include "firehose/bounded_queue.hpp"
+#include "firehose/records.hpp"
+#include "firehose/consumer/repo_fetcher.hpp"
+
+namespace bulleted::firehose {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void log_stats(const FirehoseMetrics& m) {
+  std::uint64_t received = 0;
+  for (const auto& count : m.received) received += count;
+  spdlog::info(
+      "firehose: stats events={} ops_applied={} ops_stale={} duplicates={} decode_errors={} "
+      "records_rejected={} resyncs_started={} resyncs_done={} reconnects={} last_seq={} lag_ms={}",
+      received, m.ops_applied.load(), m.ops_stale.load(), m.duplicate_events.load(),
+      m.decode_errors.load(), m.records_rejected.load(), m.resyncs_started.load(),
+      m.resyncs_done.load(), m.reconnects.load(), m.last_seq.load(), m.lag_ms.load());
+}
+
+struct QueueItem {
+  std::optional<FirehoseEvent> event;
+  bool full_resync = false;   // events may be missing: resync every known repo
+  bool reset_cursor = false;  // the server's history does not reach our cursor
+};
+
+}  // namespace
+
+// What the socket's handler thread and the consumer's threads share; owned
+// jointly so that a late handler call never touches a destroyed consumer.
+struct FirehoseConsumer::Shared {
+  explicit Shared(std::size_t capacity) : queue(capacity) {}
+  BoundedQueue<QueueItem> queue;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> indexing_done{false};
+  std::mutex cursor_mutex;
+  std::optional<std::int64_t> last_queued_seq;
+  std::atomic<bool> restart_live{false};      // after FutureCursor: no cursor next time
+  std::atomic<bool> resync_when_open{false};  // ...and resync once the live session is open
+  std::mutex wake_mutex;
+  std::condition_variable wake;
+};
+
+FirehoseConsumer::FirehoseConsumer(ConsumerOptions options, FirehoseMetrics& metrics)
+    : options_(std::move(options)),
+      metrics_(metrics),
+      shared_(std::make_shared<Shared>(options_.queue_frames)) {}
+
+FirehoseConsumer::~FirehoseConsumer() { stop(); }
+
+std::string FirehoseConsumer::subscribe_url(const std::string& base,
+                                            std::optional<std::int64_t> cursor) {
+  std::string url = base;
+  const std::string path = "/xrpc/com.atproto.sync.subscribeRepos";
+  if (url.find(path) == std::string::npos) {
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    url += path;
+  }
+  if (cursor)
+    url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("cursor=") +
+           std::to_string(*cursor);
+  return url;
+}
+
+Result<void> FirehoseConsumer::start() {
+  // Read the committed cursor up front: the first connection resumes after it.
+  auto store = schema::Store::open(options_.db_path, options_.store);
+  if (!store) return std::unexpected(store.error());
+  auto cursor = (*store)->cursor(options_.ingest.source);
+  if (!cursor) return std::unexpected(cursor.error());
+  shared_->last_queued_seq = *cursor;
+  spdlog::info("firehose: following {} from {}", options_.url,
+               *cursor ? "cursor " + std::to_string(**cursor) : std::string("the live end"));
+  indexing_thread_ = std::thread([this] { indexing_loop(); });
+  connection_thread_ = std::thread([this] { connection_loop(); });
+  return {};
+}
+
+void FirehoseConsumer::stop() {
+  if (!connection_thread_.joinable() && !indexing_thread_.joinable()) return;
+  shared_->stopping = true;
+  shared_->wake.notify_all();
+  // Frames still arriving are refused; those already queued get indexed.
+  shared_->queue.close();
+  if (connection_thread_.joinable()) connection_thread_.join();
+  if (indexing_thread_.joinable()) indexing_thread_.join();
+  metrics_.connection = static_cast<int>(ConnectionState::kDisconnected);
+}
+
+void FirehoseConsumer::connection_loop() {
+  auto shared = shared_;
+  FirehoseMetrics* metrics = &metrics_;
+  std::mt19937 rng(std::random_device{}());
+  auto backoff = options_.reconnect_min;
+  // Decodes frames and their records on the socket's thread, so the
+  // indexing thread only applies; blocks there while the queue is full.
+  const FrameHandler on_frame = [shared, metrics](std::string_view bytes) {
+    auto event = decode_frame(bytes);
+    if (!event) {
+      metrics->decode_errors++;
+      spdlog::warn("firehose: undecodable frame ({} bytes): {}", bytes.size(),
+                   event.error().message);
+      return true;
+    }
+    if (auto* error = std::get_if<ErrorEvent>(&*event)) {
+      metrics->received[5]++;
+      metrics->errored[5]++;
+      spdlog::warn("firehose: error frame {}: {}", error->error, error->message.value_or(""));
+      if (error->error == "FutureCursor") {
+        // The server has less history than the cursor says: start from the
+        // live end and resync everything, since events may be missing.
+        shared->restart_live = true;
+        shared->resync_when_open = true;
+      }
+      return false;
+    }
+    predecode_records(*event);
+    const auto seq = event_seq(*event);
+    if (!shared->queue.push(QueueItem{std::move(*event), false, false})) return false;
+    metrics->queue_depth = shared->queue.size();
+    if (seq) {
+      std::lock_guard lock(shared->cursor_mutex);
+      shared->last_queued_seq = *seq;
+    }
+    return true;
+  };
+  while (!shared->stopping) {
+    std::optional<std::int64_t> cursor;
+    {
+      std::lock_guard lock(shared->cursor_mutex);
+      if (shared->restart_live.exchange(false)) shared->last_queued_seq.reset();
+      cursor = shared->last_queued_seq;
+    }
+    const std::string url = subscribe_url(options_.url, cursor);
+    metrics_.connection = static_cast<int>(ConnectionState::kConnecting);
+    spdlog::info("firehose: connecting to {}", url);
+    SessionOptions session = options_.session;
+    const bool live = !cursor.has_value();
+    session.on_open = [metrics, shared, url, live] {
+      metrics->connection = static_cast<int>(ConnectionState::kConnected);
+      spdlog::info("firehose: connected to {}", url);
+      // Events between the old cursor and now are unknown: resync every repo,
+      // after the live stream has started so that nothing falls in between.
+      // Only a live session may do it: the session that was refused with
+      // FutureCursor can report its own opening after that refusal.
+      if (live && shared->resync_when_open.exchange(false))
+        shared->queue.push(QueueItem{std::nullopt, true, true});
+    };
+    const SessionEnd end = run_websocket_session(url, on_frame, shared->stopping, session);
+    metrics_.connection = static_cast<int>(ConnectionState::kDisconnected);
+    if (shared->stopping) break;
+    metrics_.reconnects++;
+    backoff = end.connected && end.frames > 0 ? options_.reconnect_min
+                                              : std::min(backoff * 2, options_.reconnect_max);
+    // Jitter: 50% to 150% of the backoff, so many consumers do not retry in step.
+    const auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(
+        static_cast<double>(backoff.count()) * (0.5 + (rng() % 1000) / 1000.0)));
+    spdlog::warn("firehose: session ended after {} frames: {}; reconnecting in {} ms", end.frames,
+                 end.reason, wait.count());
+    std::unique_lock lock(shared->wake_mutex);
+    shared->wake.wait_for(lock, wait, [&] { return shared->stopping.load(); });
+  }
+}
+
+void FirehoseConsumer::indexing_loop() {
+  auto shared = shared_;
+  auto store = schema::Store::open(options_.db_path, options_.store);
+  if (!store) {
+    spdlog::error("firehose: cannot open the index: {}", store.error().message);
+    shared->indexing_done = true;
+    return;
+  }
+  Ingestor ingestor(**store, options_.ingest, metrics_);
+  if (auto r = ingestor.start(); !r) {
+    spdlog::error("firehose: cannot read the cursor: {}", r.error().message);
+    shared->indexing_done = true;
+    return;
+  }
+  const std::string service =
+      options_.repo_service_url.empty() ? http_origin_of(options_.url) : options_.repo_service_url;
+  auto fetcher = make_http_repo_fetcher(service, options_.fetch_timeout);
+  struct Pending {
+    int attempts = 0;
+    Clock::time_point next = Clock::now();
+  };
+  std::map<std::string, Pending> resyncs;
+  auto last_flush = Clock::now();
+  auto last_stats = Clock::now();
+  bool store_failing = false;
+
+  auto try_flush = [&] {
+    auto r = ingestor.flush();
+    if (!r) {
+      if (!store_failing) spdlog::error("firehose: cannot write the index: {}", r.error().message);
+      store_failing = true;
+      return false;
+    }
+    if (store_failing) spdlog::info("firehose: the index is writable again");
+    store_failing = false;
+    last_flush = Clock::now();
+    return true;
+  };
+
+  while (true) {
+    if (store_failing) {
+      // Stop taking frames until the store accepts the pending batch.
+      if (!try_flush()) {
+        if (shared->stopping) break;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+    }
+    auto item = shared->queue.pop(options_.max_batch_latency);
+    metrics_.queue_depth = shared->queue.size();
+    if (item) {
+      if (item->reset_cursor) ingestor.reset_cursor();
+      Result<void> added = item->full_resync ? ingestor.request_full_resync()
+                                             : ingestor.add(std::move(*item->event));
+      if (!added) {
+        spdlog::error("firehose: indexing failed: {}", added.error().message);
+        store_failing = true;
+        continue;
+      }
+    }
+    if (ingestor.has_pending() &&
+        (!item || Clock::now() - last_flush >= options_.max_batch_latency)) {
+      if (!try_flush()) continue;
+    }
+    for (const auto& did : ingestor.take_resync_requests()) resyncs.try_emplace(did);
+    // One resync at a time, between batches.
+    for (auto it = resyncs.begin(); it != resyncs.end() && !shared->stopping; ++it) {
+      if (it->second.next > Clock::now()) continue;
+      const std::string did = it->first;
+      auto car = fetcher->get_repo(did);
+      Result<RepoSnapshot> snapshot =
+          car ? read_repo(*car, did) : Result<RepoSnapshot>(std::unexpected(car.error()));
+      Result<void> applied = snapshot ? ingestor.apply_resync(*snapshot)
+                                      : Result<void>(std::unexpected(snapshot.error()));
+      if (applied) {
+        resyncs.erase(it);
+      } else if (++it->second.attempts >= options_.resync_attempts ||
+                 (!car && car.error().code == ErrorCode::kNotFound)) {
+        spdlog::error("firehose: giving up the resync of {}: {}", did, applied.error().message);
+        (void)ingestor.abandon_resync(did);
+        resyncs.erase(it);
+      } else {
+        spdlog::warn("firehose: resync of {} failed (attempt {}): {}", did, it->second.attempts,
+                     applied.error().message);
+        it->second.next = Clock::now() + std::chrono::seconds(5 * it->second.attempts);
+      }
+      break;
+    }
+    if (Clock::now() - last_stats > std::chrono::seconds(60)) {
+      log_stats(metrics_);
+      last_stats = Clock::now();
+    }
+    if (shared->stopping && !item && shared->queue.size() == 0) break;
+  }
+  if (!try_flush()) spdlog::error("firehose: stopped with an unwritten batch; it will be replayed");
+  if (auto cursor = ingestor.resume_cursor())
+    spdlog::info("firehose: stopped at cursor {}", *cursor);
+  log_stats(metrics_);
+  shared->indexing_done = true;
+}
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,73 @@
+// The firehose consumer: follows a subscribeRepos endpoint and keeps the
+// index up to date, across disconnects and restarts.
+//
+// Two threads: the connection thread (connect, reconnect with capped
+// exponential backoff and jitter, resume after the last frame taken in) and
+// the indexing thread (decoded frames -> Ingestor -> one SQLite transaction
+// per batch, flushed when full or after `max_batch_latency`; resyncs of
+// repos whose chain broke). Between them a bounded queue: when the store is
+// slower than the socket, reads slow down instead of memory growing.
+//
+// start() and stop() are called from one controlling thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "firehose/ingestor.hpp"
+#include "firehose/metrics.hpp"
+#include "firehose/client/websocket_session.hpp"
+#include "schema/error.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::firehose {
+
+struct ConsumerOptions {
+  // ws(s)://host[:port] or the full .../xrpc/com.atproto.sync.subscribeRepos.
+  std::string url;
+  std::string db_path;
+  schema::StoreOptions store;
+  IngestOptions ingest;
+  std::size_t queue_frames = 1000;
+  std::chrono::milliseconds max_batch_latency{200};
+  std::chrono::milliseconds reconnect_min{500};
+  std::chrono::milliseconds reconnect_max{60'000};
+  SessionOptions session;
+  // Where getRepo is fetched for resyncs; empty: the firehose host itself.
+  std::string repo_service_url;
+  std::chrono::seconds fetch_timeout{60};
+  int resync_attempts = 3;
+};
+
+class FirehoseConsumer {
+ public:
+  FirehoseConsumer(ConsumerOptions options, FirehoseMetrics& metrics);
+  ~FirehoseConsumer();
+  FirehoseConsumer(const FirehoseConsumer&) = delete;
+  FirehoseConsumer& operator=(const FirehoseConsumer&) = delete;
+
+  // Opens the store, reads the cursor and starts both threads.
+  Result<void> start();
+  // Stops reading, indexes what was already taken in, commits the cursor and
+  // joins both threads. Idempotent.
+  void stop();
+
+  // The subscribeRepos URL for a cursor.
+  static std::string subscribe_url(const std::string& base, std::optional<std::int64_t> cursor);
+
+ private:
+  struct Shared;
+  void connection_loop();
+  void indexing_loop();
+
+  ConsumerOptions options_;
+  FirehoseMetrics& metrics_;
+  std::shared_ptr<Shared> shared_;
+  std::thread connection_thread_;
+  std::thread indexing_thread_;
+};
+
+}  // namespace bulleted::firehose

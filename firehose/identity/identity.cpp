@@ -1,0 +1,162 @@
+#include "firehose/identity/identity.hpp"
+
+#include "schema/syntax.hpp"
+
+namespace bulleted::identity {
+namespace {
+
+// "scheme://host[:port]" with nothing after it, or nullopt.
+std::optional<std::string> origin_of(const std::string& url) {
+  const bool https = url.rfind("https://", 0) == 0;
+  if (!https && url.rfind("http://", 0) != 0) return std::nullopt;
+  std::string origin = url;
+  while (!origin.empty() && origin.back() == '/') origin.pop_back();
+  const std::size_t host = origin.find("://") + 3;
+  if (host >= origin.size() || origin.find_first_of("/?#@ ", host) != std::string::npos) {
+    return std::nullopt;
+  }
+  return origin;
+}
+
+Result<nlohmann::json> fetch_json(firehose::XrpcClient& client, firehose::XrpcRequest request,
+                                  const std::string& what) {
+  auto reply = client.call(request);
+  if (!reply) return std::unexpected(reply.error());
+  if (reply->status == 404 || reply->status == 400) {
+    std::string detail = reply->error_message();
+    if (detail.empty()) detail = "HTTP " + std::to_string(reply->status);
+    return fail(ErrorCode::kNotFound, what + " not found: " + detail);
+  }
+  if (reply->status != 200) {
+    return fail(ErrorCode::kUpstreamFailure,
+                what + ": the service answered HTTP " + std::to_string(reply->status));
+  }
+  auto json = reply->json();
+  if (!json.is_object()) return fail(ErrorCode::kUpstreamFailure, what + ": not a JSON object");
+  return json;
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::string>> did_document_location(const std::string& did,
+                                                                  const std::string& plc_url) {
+  if (!schema::Did::parse(did)) return fail(ErrorCode::kInvalidRequest, "not a DID: " + did);
+  if (did.rfind("did:plc:", 0) == 0) {
+    auto origin = origin_of(plc_url);
+    if (!origin) return fail(ErrorCode::kInvalidRequest, "the PLC URL is not an http(s) origin");
+    return std::pair{*origin, "/" + did};
+  }
+  if (did.rfind("did:web:", 0) == 0) {
+    std::string host = did.substr(8);
+    if (host.find(':') != std::string::npos) {
+      return fail(ErrorCode::kInvalidRequest, "did:web with a path is not supported: " + did);
+    }
+    // A port is written %3A.
+    if (auto pos = host.find("%3A"); pos != std::string::npos) host.replace(pos, 3, ":");
+    const bool local = host.rfind("localhost", 0) == 0 || host.rfind("127.0.0.1", 0) == 0;
+    return std::pair{(local ? "http://" : "https://") + host, std::string("/.well-known/did.json")};
+  }
+  return fail(ErrorCode::kInvalidRequest, "unsupported DID method: " + did);
+}
+
+Result<std::string> pds_endpoint(const nlohmann::json& document, const std::string& did) {
+  if (!document.is_object() || document.value("id", std::string()) != did) {
+    return fail(ErrorCode::kUpstreamFailure, "the DID document is not the document of " + did);
+  }
+  auto services = document.find("service");
+  if (services == document.end() || !services->is_array()) {
+    return fail(ErrorCode::kNotFound, did + " names no services");
+  }
+  for (const auto& service : *services) {
+    if (!service.is_object()) continue;
+    const std::string id = service.value("id", std::string());
+    const bool pds = id == "#atproto_pds" || id == did + "#atproto_pds";
+    if (!pds || !service.contains("serviceEndpoint") || !service["serviceEndpoint"].is_string()) {
+      continue;
+    }
+    auto origin = origin_of(service["serviceEndpoint"].get<std::string>());
+    if (!origin) return fail(ErrorCode::kUpstreamFailure, did + ": the PDS endpoint is not a URL");
+    return *origin;
+  }
+  return fail(ErrorCode::kNotFound, did + " names no #atproto_pds service");
+}
+
+IdentityResolver::IdentityResolver(std::shared_ptr<firehose::XrpcClient> client,
+                                   IdentityOptions options)
+    : client_(std::move(client)), options_(std::move(options)) {}
+
+std::optional<std::string> IdentityResolver::cached(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) return std::nullopt;
+  if (it->second.expires <= std::chrono::steady_clock::now()) {
+    cache_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.value;
+}
+
+void IdentityResolver::remember(const std::string& key, const std::string& value) {
+  std::lock_guard lock(mutex_);
+  if (cache_.size() > 100'000) cache_.clear();  // a bound, not a policy
+  cache_[key] = Entry{value, std::chrono::steady_clock::now() + options_.cache_ttl};
+}
+
+Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
+  auto handle = schema::Handle::parse(raw);
+  if (!handle) return fail(ErrorCode::kInvalidRequest, "not a handle: " + handle.error());
+  std::string name = raw;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string key = "handle:" + name;
+  if (auto hit = cached(key)) return *hit;
+  std::string did;
+  if (options_.handle_resolver) {
+    auto origin = origin_of(*options_.handle_resolver);
+    if (!origin) return fail(ErrorCode::kInvalidRequest, "the handle resolver is not a URL");
+    auto json = fetch_json(*client_,
+                           {.base_url = *origin,
+                            .path = "/xrpc/com.atproto.identity.resolveHandle",
+                            .query = {{"handle", name}}},
+                           "handle " + name);
+    if (!json) return std::unexpected(json.error());
+    did = json->value("did", std::string());
+  } else {
+    auto reply = client_->call({.base_url = "https://" + name, .path = "/.well-known/atproto-did"});
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->status != 200) return fail(ErrorCode::kNotFound, "handle " + name + " not found");
+    did = reply->body;
+    while (!did.empty() && std::isspace(static_cast<unsigned char>(did.back()))) did.pop_back();
+  }
+  if (!schema::Did::parse(did)) {
+    return fail(ErrorCode::kUpstreamFailure, "handle " + name + " resolved to no valid DID");
+  }
+  remember(key, did);
+  return did;
+}
+
+Result<std::string> IdentityResolver::pds_of(const std::string& did) {
+  const std::string key = "pds:" + did;
+  if (auto hit = cached(key)) return *hit;
+  auto location = did_document_location(did, options_.plc_url);
+  if (!location) return std::unexpected(location.error());
+  auto document = fetch_json(*client_, {.base_url = location->first, .path = location->second},
+                             "DID document of " + did);
+  if (!document) return std::unexpected(document.error());
+  auto endpoint = pds_endpoint(*document, did);
+  if (!endpoint) return endpoint;
+  remember(key, *endpoint);
+  return endpoint;
+}
+
+Result<std::string> IdentityResolver::did_of(const std::string& identifier) {
+  if (identifier.rfind("did:", 0) == 0) {
+    if (!schema::Did::parse(identifier)) {
+      return fail(ErrorCode::kInvalidRequest, "not a DID: " + identifier);
+    }
+    return identifier;
+  }
+  return resolve_handle(identifier);
+}
+
+}  // namespace bulleted::identity
