@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "schema/error.hpp"
+#include "schema/import_state.hpp"
 #include "schema/node_record.hpp"
 
 namespace bulleted::schema {
@@ -78,7 +79,7 @@ struct ImportJobRow {
   std::string did;
   std::string root_rkey;
   std::string format;
-  std::string state;  // running, waiting, done, failed
+  ImportState state = ImportState::kRunning;
   std::int64_t total = 0;
   std::int64_t done = 0;
   std::optional<std::string> resume_at;
@@ -283,7 +284,7 @@ class Store {
   // Plan rows from `from` (0-based), at most `limit`.
   Result<std::vector<PlannedRecord>> import_plan(std::string_view id, std::int64_t from,
                                                  std::int64_t limit);
-  Result<void> set_import_state(std::string_view id, std::string_view state,
+  Result<void> set_import_state(std::string_view id, ImportState state,
                                 const std::optional<std::string>& resume_at,
                                 std::string_view errors_json);
   // Progress without index changes (pds mode: rows the PDS already holds).

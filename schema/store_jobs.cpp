@@ -69,7 +69,7 @@ Result<void> Store::create_import_job(const ImportJobRow& job,
       .bind(2, job.did)
       .bind(3, job.root_rkey)
       .bind(4, job.format)
-      .bind(5, job.state)
+      .bind(5, to_string(job.state))
       .bind(6, job.total)
       .bind(7, job.session)
       .bind(8, job.errors_json);
@@ -91,9 +91,18 @@ Result<void> Store::create_import_job(const ImportJobRow& job,
 namespace {
 
 ImportJobRow import_job_row(const Statement& s) {
-  return ImportJobRow{s.text(0), s.text(1),          s.text(2),    s.text(3),
-                      s.text(4), s.integer(5),       s.integer(6), s.optional_text(7),
-                      s.text(8), s.optional_text(9), s.text(10)};
+  // A state this binary does not know (a newer one wrote it) runs no further.
+  return ImportJobRow{s.text(0),
+                      s.text(1),
+                      s.text(2),
+                      s.text(3),
+                      parse_import_state(s.text(4)).value_or(ImportState::kFailed),
+                      s.integer(5),
+                      s.integer(6),
+                      s.optional_text(7),
+                      s.text(8),
+                      s.optional_text(9),
+                      s.text(10)};
 }
 
 }  // namespace
@@ -142,13 +151,13 @@ Result<std::vector<PlannedRecord>> Store::import_plan(std::string_view id, std::
   return out;
 }
 
-Result<void> Store::set_import_state(std::string_view id, std::string_view state,
+Result<void> Store::set_import_state(std::string_view id, ImportState state,
                                      const std::optional<std::string>& resume_at,
                                      std::string_view errors_json) {
   auto stmt =
       db_->prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, id).bind(2, state).bind(3, resume_at).bind(4, errors_json);
+  (*stmt)->bind(1, id).bind(2, to_string(state)).bind(3, resume_at).bind(4, errors_json);
   return (*stmt)->run();
 }
 

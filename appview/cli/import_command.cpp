@@ -64,31 +64,26 @@ int run_local_job(schema::Store& store, ordering::TidClock& clock, const std::st
   Progress progress(err, stderr_is_terminal(), (*job)->total, "nodes");
   schema::ImportJobRow current = **job;
   bool first = true;
-  while (current.state == "running" || current.state == "waiting") {
-    auto next = appview::run_import_batch(store, sink, id, first);
+  while (!schema::is_terminal(current.state)) {
+    if (current.state == schema::ImportState::kWaiting && !first) {
+      // Local writes wait only when the database is busy or full: a second
+      // is enough, whatever resume_at says.
+      progress.update(current.done, "waiting");
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    auto next = appview::step_import(store, sink, current, first, true);
     first = false;
     if (!next) {
       err << "\nerror: " << next.error().message << "\n";
       return 1;
     }
     current = std::move(*next);
-    if (current.state == "waiting") {
-      // Local writes wait only when the database is busy or full.
-      progress.update(current.done, "waiting");
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      if (auto r = store.set_import_state(id, "running", std::nullopt, current.errors_json); !r) {
-        err << "\nerror: " << r.error().message << "\n";
-        return 1;
-      }
-      current.state = "running";
-      continue;
-    }
-    progress.update(current.done);
+    if (current.state == schema::ImportState::kRunning) progress.update(current.done);
   }
   progress.finish(current.done);
-  if (current.state != "done") {
-    err << "error: the import " << id << " " << current.state << ": " << current.errors_json
-        << "\n";
+  if (current.state != schema::ImportState::kDone) {
+    err << "error: the import " << id << " " << to_string(current.state) << ": "
+        << current.errors_json << "\n";
     return 1;
   }
   out << "imported " << current.total << " nodes under " << current.root_rkey << " (job " << id

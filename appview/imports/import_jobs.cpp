@@ -121,7 +121,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   job.did = did;
   job.root_rkey = root_rkey;
   job.format = request.format == outline::Format::kOpml ? "opml" : "text";
-  job.state = "running";
+  job.state = schema::ImportState::kRunning;
   job.total = static_cast<std::int64_t>(plan.size());
   job.session = request.session;
   if (facet_problems > kMaxJobErrors) {
@@ -137,27 +137,73 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   return **stored;
 }
 
+Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::ImportState to,
+                      const std::optional<std::string>& resume_at, const std::string& errors_json) {
+  if (!schema::allowed_transition(job.state, to)) {
+    return fail(ErrorCode::kInternal, "import " + job.id + ": no move from " +
+                                          std::string(to_string(job.state)) + " to " +
+                                          std::string(to_string(to)));
+  }
+  if (auto r = store.set_import_state(job.id, to, resume_at, errors_json); !r) return r;
+  job.state = to;
+  job.resume_at = resume_at;
+  job.errors_json = errors_json;
+  return {};
+}
+
+std::optional<std::chrono::system_clock::time_point> resume_time(const schema::ImportJobRow& job) {
+  if (!job.resume_at) return std::nullopt;
+  auto ms = firehose::parse_time_ms(*job.resume_at);
+  if (!ms) return std::nullopt;
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
+}
+
+Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
+                                         schema::ImportJobRow job, bool first_of_run,
+                                         bool resume_now) {
+  using schema::ImportState;
+  if (schema::is_terminal(job.state)) return job;
+  if (job.state == ImportState::kWaiting) {
+    const auto resume = resume_time(job);
+    if (!resume_now && resume && *resume > std::chrono::system_clock::now()) return job;
+    if (auto r = move_job(store, job, ImportState::kRunning, std::nullopt, job.errors_json); !r) {
+      return std::unexpected(r.error());
+    }
+    first_of_run = true;  // the last attempt may have reached the repo
+  }
+  auto outcome = run_import_batch(store, sink, job.id, first_of_run);
+  if (outcome) return outcome;
+  spdlog::error("import {}: {}", job.id, outcome.error().message);
+  if (auto r = move_job(store, job, ImportState::kWaiting,
+                        iso_time(std::chrono::system_clock::now() + kRetryAfterFailure),
+                        append_error(job.errors_json, outcome.error().message));
+      !r) {
+    return std::unexpected(r.error());
+  }
+  return job;
+}
+
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
                                               const std::string& job_id, bool first_of_run) {
   auto loaded = store.import_job(job_id);
   if (!loaded) return std::unexpected(loaded.error());
   if (!*loaded) return fail(ErrorCode::kNotFound, "no import job " + job_id);
   schema::ImportJobRow job = std::move(**loaded);
-  auto set_state = [&](const std::string& state, const std::optional<std::string>& resume_at,
+  using schema::ImportState;
+  auto set_state = [&](ImportState state, const std::optional<std::string>& resume_at,
                        const std::string& errors) -> Result<schema::ImportJobRow> {
-    if (auto r = store.set_import_state(job.id, state, resume_at, errors); !r) {
-      return std::unexpected(r.error());
-    }
-    job.state = state;
-    job.resume_at = resume_at;
-    job.errors_json = errors;
+    if (auto r = move_job(store, job, state, resume_at, errors); !r) return std::unexpected(r.error());
     return job;
   };
+  if (job.state != ImportState::kRunning) {
+    return fail(ErrorCode::kInvalidRequest,
+                "import " + job.id + " is " + std::string(to_string(job.state)) + ", not running");
+  }
   auto rows = store.import_plan(job.id, job.done, kImportBatch);
   if (!rows) return std::unexpected(rows.error());
   if (rows->empty()) {
     spdlog::info("import {}: done, {} nodes", job.id, job.done);
-    return set_state("done", std::nullopt, job.errors_json);
+    return set_state(ImportState::kDone, std::nullopt, job.errors_json);
   }
   const std::int64_t after = job.done + static_cast<std::int64_t>(rows->size());
   if (first_of_run) {
@@ -187,17 +233,19 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
         const auto resume = now + std::chrono::seconds(std::max(1, error.retry_after_seconds));
         spdlog::info("import {}: rate limited at {}/{}; waiting until {}", job.id, job.done,
                      job.total, iso_time(resume));
-        return set_state("waiting", iso_time(resume), job.errors_json);
+        return set_state(ImportState::kWaiting, iso_time(resume), job.errors_json);
       }
       case ErrorCode::kUpstreamFailure:
       case ErrorCode::kUnavailable: {
         const auto resume = now + kRetryAfterFailure;
         spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, iso_time(resume));
-        return set_state("waiting", iso_time(resume), append_error(job.errors_json, error.message));
+        return set_state(ImportState::kWaiting, iso_time(resume),
+                         append_error(job.errors_json, error.message));
       }
       default:
         spdlog::error("import {}: failed at {}/{}: {}", job.id, job.done, job.total, error.message);
-        return set_state("failed", std::nullopt, append_error(job.errors_json, error.message));
+        return set_state(ImportState::kFailed, std::nullopt,
+                         append_error(job.errors_json, error.message));
     }
   }
   job.done = after;
@@ -210,7 +258,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     if (reset > std::chrono::system_clock::now()) {
       spdlog::info("import {}: the rate-limit window is used up; waiting until {}", job.id,
                    iso_time(reset));
-      return set_state("waiting", iso_time(reset), job.errors_json);
+      return set_state(ImportState::kWaiting, iso_time(reset), job.errors_json);
     }
   }
   return job;
@@ -273,13 +321,8 @@ void ImportRunner::run() {
     if (jobs) {
       const auto now = std::chrono::system_clock::now();
       for (auto& job : *jobs) {
-        std::optional<std::chrono::system_clock::time_point> resume;
-        if (job.resume_at) {
-          if (auto ms = firehose::parse_time_ms(*job.resume_at)) {
-            resume = std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
-          }
-        }
-        if (job.state == "waiting" && resume && *resume > now) {
+        const auto resume = resume_time(job);
+        if (job.state == schema::ImportState::kWaiting && resume && *resume > now) {
           earliest = std::min(earliest, *resume);
           continue;
         }
@@ -303,31 +346,24 @@ void ImportRunner::run() {
     if (!sinks.contains(id)) {
       auto sink = factory_(store, *next);
       if (!sink) {
-        (void)store.set_import_state(id, "failed", std::nullopt,
-                                     append_error(next->errors_json, sink.error().message));
         spdlog::error("import {}: cannot run: {}", id, sink.error().message);
+        (void)move_job(store, *next, schema::ImportState::kFailed, std::nullopt,
+                       append_error(next->errors_json, sink.error().message));
         continue;
       }
       sinks[id] = std::move(*sink);
       first_of_run = true;
     }
-    if (next->state == "waiting") {
-      (void)store.set_import_state(id, "running", std::nullopt, next->errors_json);
-      first_of_run = true;  // the last attempt may have reached the repo
-    }
     {
       std::lock_guard lock(mutex_);
       auto& stats = stats_[id];
-      if (!stats.active || first_of_run) {
+      if (!stats.active || first_of_run || next->state == schema::ImportState::kWaiting) {
         stats = {std::chrono::steady_clock::now(), next->done, next->done, true};
       }
     }
-    auto outcome = run_import_batch(store, sinks[id]->sink(), id, first_of_run);
+    auto outcome = step_import(store, sinks[id]->sink(), *next, first_of_run, false);
     if (!outcome) {
       spdlog::error("import {}: {}", id, outcome.error().message);
-      (void)store.set_import_state(id, "waiting",
-                                   iso_time(std::chrono::system_clock::now() + kRetryAfterFailure),
-                                   append_error(next->errors_json, outcome.error().message));
       sinks.erase(id);
       continue;
     }
@@ -336,9 +372,9 @@ void ImportRunner::run() {
       auto& stats = stats_[id];
       nodes_written_ += outcome->done - stats.done;
       stats.done = outcome->done;
-      stats.active = outcome->state == "running";
+      stats.active = outcome->state == schema::ImportState::kRunning;
     }
-    if (outcome->state != "running") sinks.erase(id);
+    if (outcome->state != schema::ImportState::kRunning) sinks.erase(id);
   }
 }
 

@@ -48,11 +48,27 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
                                          const ImportPlanRequest& request,
                                          const outline::Outline& outline);
 
-// Writes the next batch of `job` (re-read from the store) and returns the job
-// as it is afterwards: running (more to do), waiting (resume_at set), done or
-// failed. `first_of_run`: check whether the repo already holds the batch.
+// Writes the next batch of a running job (re-read from the store) and
+// returns the job as it is afterwards: running (more to do), waiting
+// (resume_at set), done or failed (schema/import_state.hpp lists the moves).
+// `first_of_run`: check whether the repo already holds the batch.
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
                                               const std::string& job_id, bool first_of_run);
+
+// One step of a job, the only way the server's runner and `import --resume`
+// advance one: a waiting job whose resume_at has passed (or any waiting job,
+// with `resume_now`) runs again; a running job writes its next batch; a
+// batch that cannot run puts the job back to waiting for 30 s, its error
+// listed. A terminal job, or a waiting one whose time has not come, is
+// returned as it is.
+Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
+                                         schema::ImportJobRow job, bool first_of_run,
+                                         bool resume_now);
+
+// Moves a job to `to` with its resume time and errors, when the move is one
+// of schema/import_state.hpp's (else kInternal, and nothing changes).
+Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::ImportState to,
+                      const std::optional<std::string>& resume_at, const std::string& errors_json);
 
 // The sink a job writes through (with whatever it needs to live).
 struct JobSink {

@@ -412,7 +412,7 @@ HttpResponse get_import_job(Api& api, const ApiMethod& method, const HttpRequest
   if (!job) return error_response(Error{ErrorCode::kNotFound, "no import job " + id});
   json errors = json::parse(job->errors_json, nullptr, false);
   json out = {{"id", job->id},
-              {"state", job->state},
+              {"state", to_string(job->state)},
               {"total", job->total},
               {"done", job->done},
               {"rate", context.imports->rate(job->id)},

@@ -489,7 +489,7 @@ TEST_F(IndexAbuseTest, AnImportDropsInvalidFacetsAndListsThem) {
   while (true) {
     auto ran = run_import_batch(*store_, sink, job->id, true);
     ASSERT_TRUE(ran.has_value());
-    if (ran->state != "running") break;
+    if (ran->state != schema::ImportState::kRunning) break;
   }
   auto imported = read_outline(*store_, kDid, job->root_rkey, 10);
   ASSERT_TRUE(imported.has_value());

@@ -257,7 +257,7 @@ class ImportJobTest : public ::testing::Test {
       auto job = run_import_batch(*store_, sink, id, first);
       first = false;
       EXPECT_TRUE(job.has_value()) << job.error().message;
-      if (!job || job->state != "running") break;
+      if (!job || job->state != schema::ImportState::kRunning) break;
       ++batches;
     }
     return batches;
@@ -277,12 +277,12 @@ class ImportJobTest : public ::testing::Test {
 
 TEST_F(ImportJobTest, TheImportedTreeIsExact) {
   const auto job = plan(fixture_outline());
-  EXPECT_EQ(job.state, "running");
+  EXPECT_EQ(job.state, schema::ImportState::kRunning);
   EXPECT_EQ(job.total, 14);
   // Nothing is written before the job runs.
   EXPECT_EQ(*store_->node_count(), 0);
   run(job.id);
-  EXPECT_EQ((**store_->import_job(job.id)).state, "done");
+  EXPECT_EQ((**store_->import_job(job.id)).state, schema::ImportState::kDone);
   EXPECT_EQ((**store_->import_job(job.id)).done, 14);
   const Outline tree = exported(job.root_rkey);
   ASSERT_FALSE(tree.nodes.empty());
