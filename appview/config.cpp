@@ -10,6 +10,9 @@
 #include <sstream>
 
 namespace bulleted::appview {
+
+std::string_view to_string(Mode mode) { return mode == Mode::kPds ? "pds" : "local"; }
+
 namespace {
 
 Error bad(const std::string& message) { return Error{ErrorCode::kInvalidRequest, message}; }
@@ -127,7 +130,17 @@ const std::vector<Setting>& settings() {
        }},
       {"database.path", "BULLETED_DB", "db", text(&Config::db_path)},
       {"database.busyTimeoutMs", "", "", integer(&Config::busy_timeout_ms, 0, 600'000)},
-      {"mode", "BULLETED_MODE", "mode", text(&Config::mode, {"local", "pds"})},
+      {"mode", "BULLETED_MODE", "mode",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value == "local") {
+           config.mode = Mode::kLocal;
+         } else if (value == "pds") {
+           config.mode = Mode::kPds;
+         } else {
+           return "must be one of local, pds";
+         }
+         return std::nullopt;
+       }},
       {"firehose.url", "BULLETED_FIREHOSE", "firehose",
        optional_url(&Config::firehose_url, {"ws", "wss"})},
       {"firehose.queueFrames", "", "", integer(&Config::firehose_queue_frames, 1, 1'000'000)},
@@ -278,7 +291,7 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"shutdownGraceSeconds", c.shutdown_grace_seconds},
         {"trustedProxies", c.trusted_proxies}}},
       {"database", {{"path", c.db_path}, {"busyTimeoutMs", c.busy_timeout_ms}}},
-      {"mode", c.mode},
+      {"mode", to_string(c.mode)},
       {"firehose",
        {{"url", optional(c.firehose_url)},
         {"queueFrames", c.firehose_queue_frames},

@@ -14,6 +14,11 @@
 
 namespace bulleted::appview {
 
+// Where records are written: kLocal, the app view is the record store (the
+// embedded default); kPds, the owners' PDSes through their sessions.
+enum class Mode { kLocal, kPds };
+std::string_view to_string(Mode mode);
+
 struct Config {
   // server
   std::string bind = "127.0.0.1";
@@ -25,8 +30,7 @@ struct Config {
   // database
   std::string db_path = "data/bulleted.db";
   int busy_timeout_ms = 5000;
-  // mode: "local" (the app view is the record store) or "pds"
-  std::string mode = "local";
+  Mode mode = Mode::kLocal;
   // firehose
   std::optional<std::string> firehose_url;
   int firehose_queue_frames = 1000;

@@ -114,7 +114,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // (the consumer skips their firehose echoes).
   firehose::WrittenRevs written;
   std::unique_ptr<appview::PdsServices> pds;
-  if (config->mode == "pds") {
+  if (config->mode == appview::Mode::kPds) {
     if (!config->session_key || config->session_key->size() < 32) {
       err << "error: pds mode needs auth.sessionKey (BULLETED_SESSION_KEY), a secret of at least "
              "32 characters that encrypts PDS sessions at rest\n";
@@ -173,7 +173,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     if (consumer) consumer->stop();
     return 1;
   }
-  spdlog::info("listening on http://{}:{} ({} mode)", config->bind, config->port, config->mode);
+  spdlog::info("listening on http://{}:{} ({} mode)", config->bind, config->port,
+               appview::to_string(config->mode));
 
   int received = 0;
   sigwait(&signals, &received);

@@ -32,7 +32,7 @@ std::optional<std::string> bearer_token(const HttpRequestHead& request) {
 
 Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
   const std::string digest = token_digest(token);
-  if (context_.pds == nullptr) return store().token_did(digest);
+  if (context_.config.mode == Mode::kLocal) return store().token_did(digest);
   auto session = store().session(digest);
   if (!session) return std::unexpected(session.error());
   if (!*session) return std::optional<std::string>();
@@ -163,6 +163,10 @@ Admission Api::admit(const HttpRequestHead& head) {
   }
   if (auto wrong = wrong_http_method(*method, head.method)) {
     admission.refusal = refused(nsid, std::move(*wrong));
+    return admission;
+  }
+  if (auto missing = unavailable(context_, *method)) {
+    admission.refusal = refused(nsid, std::move(*missing));
     return admission;
   }
   const std::string address = "addr " + context_.proxies.client_address(head);

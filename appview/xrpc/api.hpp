@@ -74,7 +74,7 @@ struct AppContext {
   ordering::TidClock clock;
   RequestMetrics metrics;
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
-  PdsServices* pds = nullptr;                           // null in local mode
+  PdsServices* pds = nullptr;  // set exactly in pds mode (config.mode)
   ImportRunner* imports = nullptr;                      // null when imports are not run
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).

@@ -284,7 +284,7 @@ Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request)
   if (!repo) return std::unexpected(repo.error());
   auto& context = ApiMethods::context(api);
   auto write = std::make_unique<Write>();
-  if (context.pds != nullptr) {
+  if (context.config.mode == Mode::kPds) {
     auto session = session_of(api, request);
     if (!session) return std::unexpected(session.error());
     if (session->did != *repo) {
@@ -373,17 +373,14 @@ HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request)
   return json_response({{"deleted", deleted}});
 }
 
-HttpResponse not_in_this_mode(Api&, const ApiMethod& method, const HttpRequest&);
-
 outline::ImportLimits import_limits(const Config& config) {
   outline::ImportLimits limits;
   limits.max_bytes = config.max_import_bytes;
   return limits;
 }
 
-HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse import_outline(Api& api, const ApiMethod&, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
-  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
   TRY(write, begin_write(api, request));
   TRY(parent, write->body.rkey("parentRkey"));
   TRY(format_name, write->body.string("format"));
@@ -403,9 +400,8 @@ HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest
   return json_response({{"jobId", job.id}, {"rootRkey", job.root_rkey}});
 }
 
-HttpResponse get_import_job(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse get_import_job(Api& api, const ApiMethod&, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
-  if (context.imports == nullptr) return not_in_this_mode(api, method, request);
   TRY(params, XrpcParams::parse(request.query));
   TRY(id, params.required("id"));
   TRY(job, ApiMethods::store(api).import_job(id));
@@ -473,9 +469,8 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
   return response;
 }
 
-HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse create_session(Api& api, const ApiMethod&, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
-  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
   TRY(body, Body::parse(request));
   TRY(identifier, body.string("identifier"));
   TRY(password, body.string("password"));
@@ -500,26 +495,13 @@ HttpResponse create_session(Api& api, const ApiMethod& method, const HttpRequest
   return json_response(out);
 }
 
-HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse delete_session(Api& api, const ApiMethod&, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
-  if (context.pds == nullptr) return not_in_this_mode(api, method, request);
   TRY(session, session_of(api, request));
   if (auto r = context.pds->sessions.remove(ApiMethods::store(api), session); !r) {
     return error_response(r.error());
   }
   return json_response(json::object());
-}
-
-HttpResponse not_in_this_mode(Api& api, const ApiMethod& method, const HttpRequest&) {
-  const bool sessions =
-      method.nsid == "app.bulleted.createSession" || method.nsid == "app.bulleted.deleteSession";
-  if (sessions && ApiMethods::context(api).pds == nullptr) {
-    return error_response(Error{
-        ErrorCode::kMethodNotImplemented,
-        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
-  }
-  return error_response(Error{ErrorCode::kMethodNotImplemented,
-                              std::string(method.nsid) + " is not available in this build"});
 }
 
 #undef TRY
@@ -536,10 +518,10 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.moveNode", MethodKind::kProcedure, move_node},
     {"app.bulleted.updateNode", MethodKind::kProcedure, update_node},
     {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
-    {"app.bulleted.createSession", MethodKind::kProcedure, create_session},
-    {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session},
-    {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline},
-    {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job},
+    {"app.bulleted.createSession", MethodKind::kProcedure, create_session, Needs::kPdsSessions},
+    {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session, Needs::kPdsSessions},
+    {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline, Needs::kImports},
+    {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job, Needs::kImports},
     {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},
 };
 
@@ -567,8 +549,22 @@ std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
   return std::nullopt;
 }
 
+std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMethod& method) {
+  if (method.needs == Needs::kPdsSessions && context.pds == nullptr) {
+    return error_response(Error{
+        ErrorCode::kMethodNotImplemented,
+        std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
+  }
+  if (method.needs == Needs::kImports && context.imports == nullptr) {
+    return error_response(Error{ErrorCode::kMethodNotImplemented,
+                                std::string(method.nsid) + " is not available in this build"});
+  }
+  return std::nullopt;
+}
+
 HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
   if (auto wrong = wrong_http_method(method, request.method)) return std::move(*wrong);
+  if (auto missing = unavailable(ApiMethods::context(api), method)) return std::move(*missing);
   return method.handler(api, method, request);
 }
 

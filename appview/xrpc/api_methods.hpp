@@ -15,11 +15,23 @@ struct ApiMethod;
 using MethodHandler = HttpResponse (*)(Api& api, const ApiMethod& method,
                                        const HttpRequest& request);
 
+// What a method needs beyond the index. A context without it is answered
+// 501 before the handler is reached, so handlers never check.
+enum class Needs {
+  kIndex,        // every mode
+  kPdsSessions,  // pds mode (createSession, deleteSession)
+  kImports,      // an import runner (the server has one; the fuzzer does not)
+};
+
 struct ApiMethod {
   std::string_view nsid;
   MethodKind kind;
   MethodHandler handler;
+  Needs needs = Needs::kIndex;
 };
+
+// The 501 answer when `context` lacks what `method` needs, else nullopt.
+std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMethod& method);
 
 const ApiMethod* find_method(std::string_view nsid);
 // The 405 answer when `http_method` does not suit `method`, else nullopt.

@@ -531,6 +531,13 @@ class AdmitTest : public ::testing::Test {
     token_ = new_token();
     ASSERT_TRUE((*store)->add_token(token_digest(token_), "did:plc:alice").has_value());
     context_ = std::make_unique<AppContext>(config_);
+    // Imports are served (a runner that is never started: nothing runs them).
+    imports_ = std::make_unique<ImportRunner>(
+        config_.db_path, 1000, [](schema::Store&, const schema::ImportJobRow&) {
+          return Result<std::unique_ptr<JobSink>>(
+              std::unexpected(Error{ErrorCode::kUnavailable, "not in this test"}));
+        });
+    context_->imports = imports_.get();
     api_ = std::make_unique<Api>(*context_);
   }
   Admission admit(const std::string& nsid, const std::string& peer,
@@ -548,6 +555,7 @@ class AdmitTest : public ::testing::Test {
   Config config_;
   std::string token_;
   std::unique_ptr<AppContext> context_;
+  std::unique_ptr<ImportRunner> imports_;
   std::unique_ptr<Api> api_;
 };
 
@@ -567,6 +575,8 @@ TEST_F(AdmitTest, ProceduresNeedAValidTokenBeforeTheirBody) {
   EXPECT_EQ(status(admit("app.bulleted.getNode", "198.51.100.2")), 405) << "POST to a query";
   EXPECT_EQ(status(admit("app.bulleted.nothing", "198.51.100.2")), 501);
   EXPECT_EQ(status(admit("app.bulleted.getNode", "198.51.100.2", {}, "TRACE")), 405);
+  EXPECT_EQ(status(admit("app.bulleted.deleteSession", "198.51.100.2")), 501)
+      << "a pds-mode method in local mode, refused before anything else";
   EXPECT_EQ(admit("_health", "198.51.100.2", {}, "GET").lane, Lane::kOperators)
       << "/xrpc/_health is answered on the operators' thread";
 }
@@ -587,20 +597,25 @@ TEST_F(AdmitTest, ARandomTokenPerRequestIsCountedAgainstTheAddress) {
 }
 
 TEST_F(AdmitTest, BehindATrustedProxyEachClientHasItsOwnLimits) {
-  // Through the proxy, two clients: the first spends its sign-in attempts,
-  // the second is untouched.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-forwarded-for", "203.0.113.1"}})), 0);
-  }
-  EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-forwarded-for", "203.0.113.1"}})), 429);
-  EXPECT_EQ(status(admit("app.bulleted.createSession", "127.0.0.1", {{"x-real-ip", "203.0.113.2"}})), 0);
-  // A client that is not the proxy cannot pick another's bucket, nor escape its own.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(status(admit("app.bulleted.createSession", "198.51.100.9",
-                           {{"x-forwarded-for", "203.0.113." + std::to_string(10 + i)}})),
-              0);
-  }
-  EXPECT_EQ(status(admit("app.bulleted.createSession", "198.51.100.9", {{"x-forwarded-for", "203.0.113.99"}})), 429);
+  // Through the proxy, two clients without valid tokens: the first spends
+  // its address's procedures, the second is untouched.
+  auto from_proxy = [&](std::map<std::string, std::string> headers) {
+    headers["authorization"] = "Bearer not-a-token";
+    return status(admit("app.bulleted.createNode", "127.0.0.1", std::move(headers)));
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(from_proxy({{"x-forwarded-for", "203.0.113.1"}}), 401);
+  EXPECT_EQ(from_proxy({{"x-forwarded-for", "203.0.113.1"}}), 429);
+  EXPECT_EQ(from_proxy({{"x-real-ip", "203.0.113.2"}}), 401);
+  // A client that is not the proxy can neither pick another's bucket nor
+  // escape its own.
+  auto direct = [&](const std::string& forwarded) {
+    return status(admit("app.bulleted.createNode", "198.51.100.9",
+                        {{"authorization", "Bearer not-a-token"}, {"x-forwarded-for", forwarded}}));
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(direct("203.0.113." + std::to_string(10 + i)), 401);
+  EXPECT_EQ(direct("203.0.113.99"), 429);
+  EXPECT_EQ(status(admit("app.bulleted.createSession", "198.51.100.9")), 501)
+      << "sign-in is pds mode's (limited per address there, per account in its handler)";
 }
 
 TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
@@ -646,6 +661,7 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   // spent and the app view answers 429 without trying.
   config_.sign_in_per_account_per_minute = 3;
   config_.handle_resolver = "http://127.0.0.1:1";
+  config_.mode = Mode::kPds;
   firehose::WrittenRevs written;
   PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
                   identity::IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
@@ -665,6 +681,16 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   for (int i = 0; i < 3; ++i) EXPECT_NE(attempt("victim.example.com", 30 + i), 429) << i;
   EXPECT_EQ(attempt("Victim.Example.com", 40), 429) << "the account's attempts, from a new address";
   EXPECT_NE(attempt("someone-else.example.com", 40), 429);
+  // And per address, before the body is read (limits.signInPerMinute, 3 here).
+  HttpRequestHead head;
+  head.method = "POST";
+  head.path = "/xrpc/app.bulleted.createSession";
+  head.remote = "198.51.100.50";
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(api.admit(head).refusal.has_value()) << i;
+  const Admission limited = api.admit(head);
+  ASSERT_TRUE(limited.refusal.has_value());
+  EXPECT_EQ(limited.refusal->status, 429);
+  EXPECT_EQ(api.admit(head).body_limit, kSignInBodyBytes);
 }
 
 }  // namespace admission
