@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "schema/datetime.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::firehose {
@@ -18,47 +19,8 @@ schema::RepoStatus status_of(const AccountEvent& account) {
   return schema::RepoStatus::kSuspended;
 }
 
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 }  // namespace
 
-std::optional<std::int64_t> parse_time_ms(std::string_view text) {
-  if (!schema::Datetime::parse(text)) return std::nullopt;
-  auto num = [&](std::size_t pos, std::size_t len) {
-    std::int64_t v = 0;
-    for (std::size_t i = pos; i < pos + len; ++i) v = v * 10 + (text[i] - '0');
-    return v;
-  };
-  std::int64_t ms = days_from_civil(num(0, 4), static_cast<unsigned>(num(5, 2)),
-                                    static_cast<unsigned>(num(8, 2))) *
-                    86'400'000;
-  ms += (num(11, 2) * 3600 + num(14, 2) * 60 + num(17, 2)) * 1000;
-  std::size_t pos = 19;
-  if (text[pos] == '.') {
-    std::int64_t fraction = 0;
-    int digits = 0;
-    for (++pos; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos) {
-      if (digits < 3) {
-        fraction = fraction * 10 + (text[pos] - '0');
-        ++digits;
-      }
-    }
-    while (digits++ < 3) fraction *= 10;
-    ms += fraction;
-  }
-  if (text[pos] != 'Z') {
-    const std::int64_t offset = (num(pos + 1, 2) * 60 + num(pos + 4, 2)) * 60'000;
-    ms += text[pos] == '+' ? -offset : offset;
-  }
-  return ms;
-}
 
 Ingestor::Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics& metrics)
     : store_(store), options_(std::move(options)), metrics_(metrics) {}
@@ -286,7 +248,7 @@ Result<void> Ingestor::flush() {
   metrics_.batches++;
   if (pending_cursor_) metrics_.last_seq = *pending_cursor_;
   if (pending_time_) {
-    if (auto when = parse_time_ms(*pending_time_)) {
+    if (auto when = schema::datetime_ms(*pending_time_)) {
       const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();

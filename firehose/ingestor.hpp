@@ -99,8 +99,5 @@ class Ingestor {
   std::set<std::string> resync_wanted_;
 };
 
-// Milliseconds since the epoch of an RFC 3339 time ("...Z" or an offset),
-// nullopt when unparseable.
-std::optional<std::int64_t> parse_time_ms(std::string_view text);
 
 }  // namespace bulleted::firehose

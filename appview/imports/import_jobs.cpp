@@ -9,6 +9,7 @@
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/base64.hpp"
+#include "schema/datetime.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -20,7 +21,7 @@ constexpr std::chrono::seconds kRetryAfterFailure{30};
 
 std::string new_job_id() { return random_id("imp_", 12); }
 
-std::string today() { return now_iso().substr(0, 10); }
+std::string today() { return schema::now_datetime().substr(0, 10); }
 
 ordering::RandomSource& planning_jitter() {
   thread_local ordering::EntropySource source;
@@ -30,7 +31,7 @@ ordering::RandomSource& planning_jitter() {
 std::string append_error(const std::string& errors_json, const std::string& message) {
   json errors = json::parse(errors_json, nullptr, false);
   if (!errors.is_array()) errors = json::array();
-  errors.push_back(now_iso() + " " + message);
+  errors.push_back(schema::now_datetime() + " " + message);
   while (errors.size() > kMaxJobErrors) errors.erase(errors.begin());
   return errors.dump();
 }
@@ -42,7 +43,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
                                          const ImportPlanRequest& request,
                                          const outline::Outline& outline) {
   const std::string& did = request.did;
-  const std::string created_at = now_iso();
+  const std::string created_at = schema::now_datetime();
   // The records, checked against the same limits as any record.
   std::vector<schema::PlannedRecord> plan;
   plan.reserve(outline.nodes.size() + 1);
@@ -153,7 +154,7 @@ Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::I
 
 std::optional<std::chrono::system_clock::time_point> resume_time(const schema::ImportJobRow& job) {
   if (!job.resume_at) return std::nullopt;
-  auto ms = firehose::parse_time_ms(*job.resume_at);
+  auto ms = schema::datetime_ms(*job.resume_at);
   if (!ms) return std::nullopt;
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
 }
@@ -175,7 +176,7 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
   if (outcome) return outcome;
   spdlog::error("import {}: {}", job.id, outcome.error().message);
   if (auto r = move_job(store, job, ImportState::kWaiting,
-                        iso_time(std::chrono::system_clock::now() + kRetryAfterFailure),
+                        schema::format_datetime(std::chrono::system_clock::now() + kRetryAfterFailure),
                         append_error(job.errors_json, outcome.error().message));
       !r) {
     return std::unexpected(r.error());
@@ -232,14 +233,14 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
       case ErrorCode::kRateLimited: {
         const auto resume = now + std::chrono::seconds(std::max(1, error.retry_after_seconds));
         spdlog::info("import {}: rate limited at {}/{}; waiting until {}", job.id, job.done,
-                     job.total, iso_time(resume));
-        return set_state(ImportState::kWaiting, iso_time(resume), job.errors_json);
+                     job.total, schema::format_datetime(resume));
+        return set_state(ImportState::kWaiting, schema::format_datetime(resume), job.errors_json);
       }
       case ErrorCode::kUpstreamFailure:
       case ErrorCode::kUnavailable: {
         const auto resume = now + kRetryAfterFailure;
-        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, iso_time(resume));
-        return set_state(ImportState::kWaiting, iso_time(resume),
+        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, schema::format_datetime(resume));
+        return set_state(ImportState::kWaiting, schema::format_datetime(resume),
                          append_error(job.errors_json, error.message));
       }
       default:
@@ -257,8 +258,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
         std::chrono::system_clock::time_point(std::chrono::seconds(*committed->rate_reset));
     if (reset > std::chrono::system_clock::now()) {
       spdlog::info("import {}: the rate-limit window is used up; waiting until {}", job.id,
-                   iso_time(reset));
-      return set_state(ImportState::kWaiting, iso_time(reset), job.errors_json);
+                   schema::format_datetime(reset));
+      return set_state(ImportState::kWaiting, schema::format_datetime(reset), job.errors_json);
     }
   }
   return job;

@@ -5,6 +5,7 @@
 
 #include "firehose/dag_cbor.hpp"
 #include "ordering/random_source.hpp"
+#include "schema/datetime.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -81,19 +82,6 @@ std::string next_rev(schema::Store& store, ordering::TidClock& clock, const std:
 
 }  // namespace
 
-std::string iso_time(std::chrono::system_clock::time_point when) {
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[80];  // room for any int the compiler can imagine in each field
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buffer;
-}
-
 std::string record_cid(const schema::NodeRecord& record) {
   auto value = firehose::from_json(schema::to_json(record));
   return firehose::Cid::of_dag_cbor(firehose::encode_dag_cbor(*value)).str();
@@ -162,7 +150,7 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
     record.parent = placement->parent_uri;
     record.sort_key = placement->sort_key;
     record.sort_key_valid = true;
-    record.created_at = now_iso();
+    record.created_at = schema::now_datetime();
     auto writes = rekey_writes(store, did, *placement);
     if (!writes) return std::unexpected(writes.error());
     writes->push_back({schema::OpKind::kCreate, rkey, std::move(record)});

@@ -132,8 +132,5 @@ class Writer {
 // sha2-256).
 std::string record_cid(const schema::NodeRecord& record);
 
-// An ISO 8601 UTC time with milliseconds ("2026-11-30T14:00:00.000Z").
-std::string iso_time(std::chrono::system_clock::time_point when);
-inline std::string now_iso() { return iso_time(std::chrono::system_clock::now()); }
 
 }  // namespace bulleted::appview
