@@ -181,4 +181,10 @@ class Transaction {
   Database* db_;
 };
 
+// The error of a failed result, passed on as the caller's own failure.
+template <class T>
+std::unexpected<Error> pass(const Result<T>& result) {
+  return std::unexpected(result.error());
+}
+
 }  // namespace bulleted::schema

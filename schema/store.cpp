@@ -12,11 +12,6 @@
 namespace bulleted::schema {
 namespace {
 
-template <class T>
-std::unexpected<Error> pass(const Result<T>& result) {
-  return std::unexpected(result.error());
-}
-
 // The rev of a record's tombstone, if it was deleted.
 Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view did,
                                                  std::string_view rkey) {

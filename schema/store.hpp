@@ -1,7 +1,12 @@
-// The index: every node the app view knows, in one SQLite file.
+// The index: every node the app view knows, in one SQLite file, and beside
+// it (TokenTable, SessionTable, ImportJobTable) what the app view keeps that
+// is not the index, over the same connection.
 //
-// Writes go through apply(): a batch of record ops plus an optional firehose
-// cursor, committed in one transaction. An op applies only when its rev is
+// Index writes go through apply(): a batch of record ops with the repo revs,
+// statuses, handles, firehose cursor and import progress they cover,
+// committed in one transaction. The repo bookkeeping setters below
+// (set_repo_status, set_sync_state, set_handle) are the consumer's, for
+// states that are not an op. An op applies only when its rev is
 // newer than what the store holds for that record (a row or a tombstone), so
 // duplicates, replays of any prefix and per-record reordering converge to
 // the same index. Reads never fail or loop on hostile data (parent cycles,
@@ -224,6 +229,61 @@ inline constexpr std::size_t kDigestSelector = 16;
 // True when a and b are equal; the time taken depends on their lengths only.
 bool constant_time_equal(std::string_view a, std::string_view b);
 
+// Bearer tokens (local mode), over a Store's connection.
+class TokenTable {
+ public:
+  explicit TokenTable(Database& db) : db_(db) {}
+  // Stores the digest of a token for `did`.
+  Result<void> add(std::string_view digest, std::string_view did);
+  // The DID a token digest belongs to. Digests are hex; the index finds the
+  // rows that share the first kDigestSelector characters and each candidate
+  // is compared whole with constant_time_equal, so no lookup's timing depends
+  // on how much of a stored digest a guess matched.
+  Result<std::optional<std::string>> did_of(std::string_view digest);
+
+ private:
+  Database& db_;
+};
+
+// PDS sessions (pds mode), keyed by the digest of the app view's token and
+// found the way TokenTable finds a token.
+class SessionTable {
+ public:
+  explicit SessionTable(Database& db) : db_(db) {}
+  Result<void> put(const SessionRow& session);
+  Result<std::optional<SessionRow>> find(std::string_view digest);
+  Result<void> update_tokens(std::string_view digest, std::string_view access_sealed,
+                             std::string_view refresh_sealed);
+  // True when there was such a session.
+  Result<bool> remove(std::string_view digest);
+
+ private:
+  Database& db_;
+};
+
+// Import jobs (their moves: schema/import_state.hpp). A job's progress
+// also advances inside Store::apply (ApplyBatch::import_done), in the same
+// transaction as the nodes it wrote.
+class ImportJobTable {
+ public:
+  explicit ImportJobTable(Database& db) : db_(db) {}
+  // The job row and its whole plan in one transaction.
+  Result<void> create(const ImportJobRow& job, const std::vector<PlannedRecord>& plan);
+  Result<std::optional<ImportJobRow>> find(std::string_view id);
+  // Jobs still to run (running or waiting), oldest first.
+  Result<std::vector<ImportJobRow>> unfinished();
+  // Plan rows from `from` (0-based), at most `limit`.
+  Result<std::vector<PlannedRecord>> plan(std::string_view id, std::int64_t from,
+                                          std::int64_t limit);
+  Result<void> set_state(std::string_view id, ImportState state,
+                         const std::optional<std::string>& resume_at, std::string_view errors_json);
+  // Progress without index changes (pds mode: rows the PDS already holds).
+  Result<void> set_done(std::string_view id, std::int64_t done);
+
+ private:
+  Database& db_;
+};
+
 class Store {
  public:
   // Opens the file, applying forward-only migrations. A file written by a
@@ -259,36 +319,10 @@ class Store {
   // Live rkeys whose group is `group` (children of a node), for subtree walks.
   Result<std::vector<std::string>> child_rkeys(std::string_view group);
 
-  // Bearer tokens (local mode): stores the digest of a token for `did`.
-  Result<void> add_token(std::string_view digest, std::string_view did);
-  // The DID a token digest belongs to. Digests are hex; the index finds the
-  // rows that share the first kDigestSelector characters and each candidate
-  // is compared whole with constant_time_equal, so no lookup's timing depends
-  // on how much of a stored digest a guess matched.
-  Result<std::optional<std::string>> token_did(std::string_view digest);
-
-  // PDS sessions (pds mode), keyed by the digest of the app view's token and
-  // found the way token_did finds a token.
-  Result<void> put_session(const SessionRow& session);
-  Result<std::optional<SessionRow>> session(std::string_view digest);
-  Result<void> update_session_tokens(std::string_view digest, std::string_view access_sealed,
-                                     std::string_view refresh_sealed);
-  // True when there was such a session.
-  Result<bool> delete_session(std::string_view digest);
-
-  // Import jobs: the job row and its whole plan in one transaction.
-  Result<void> create_import_job(const ImportJobRow& job, const std::vector<PlannedRecord>& plan);
-  Result<std::optional<ImportJobRow>> import_job(std::string_view id);
-  // Jobs still to run (running or waiting), oldest first.
-  Result<std::vector<ImportJobRow>> unfinished_import_jobs();
-  // Plan rows from `from` (0-based), at most `limit`.
-  Result<std::vector<PlannedRecord>> import_plan(std::string_view id, std::int64_t from,
-                                                 std::int64_t limit);
-  Result<void> set_import_state(std::string_view id, ImportState state,
-                                const std::optional<std::string>& resume_at,
-                                std::string_view errors_json);
-  // Progress without index changes (pds mode: rows the PDS already holds).
-  Result<void> set_import_done(std::string_view id, std::int64_t done);
+  // What the app view keeps besides the index, over this connection.
+  TokenTable tokens();
+  SessionTable sessions();
+  ImportJobTable import_jobs();
 
   // A consistent copy of the whole database at `destination` (a new file),
   // taken with SQLite's online backup while others keep reading and writing.

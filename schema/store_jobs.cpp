@@ -1,5 +1,5 @@
-// Store: tokens, PDS sessions, import jobs and backups (what the app view
-// keeps besides the index).
+// What the app view keeps besides the index (tokens, PDS sessions, import
+// jobs), and backups of the whole file.
 #include <filesystem>
 
 #include "schema/sqlite.hpp"
@@ -7,11 +7,6 @@
 
 namespace bulleted::schema {
 namespace {
-
-template <class T>
-std::unexpected<Error> pass(const Result<T>& result) {
-  return std::unexpected(result.error());
-}
 
 // The index range [low, high) of every hex digest that shares digest's
 // selector: 'g' sorts after every hex digit.
@@ -32,8 +27,8 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return difference == 0;
 }
 
-Result<void> Store::add_token(std::string_view digest, std::string_view did) {
-  auto stmt = db_->prepare(
+Result<void> TokenTable::add(std::string_view digest, std::string_view did) {
+  auto stmt = db_.prepare(
       "INSERT INTO tokens (hash, did, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', "
       "'now'))");
   if (!stmt) return pass(stmt);
@@ -41,8 +36,8 @@ Result<void> Store::add_token(std::string_view digest, std::string_view did) {
   return (*stmt)->run();
 }
 
-Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
-  auto stmt = db_->prepare("SELECT hash, did FROM tokens WHERE hash >= ?1 AND hash < ?2");
+Result<std::optional<std::string>> TokenTable::did_of(std::string_view digest) {
+  auto stmt = db_.prepare("SELECT hash, did FROM tokens WHERE hash >= ?1 AND hash < ?2");
   if (!stmt) return pass(stmt);
   const auto [low, high] = selector_range(digest);
   (*stmt)->bind(1, low).bind(2, high);
@@ -55,11 +50,11 @@ Result<std::optional<std::string>> Store::token_did(std::string_view digest) {
   }
 }
 
-Result<void> Store::create_import_job(const ImportJobRow& job,
+Result<void> ImportJobTable::create(const ImportJobRow& job,
                                       const std::vector<PlannedRecord>& plan) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  auto tx = Transaction::begin(db_, Transaction::Kind::kWrite);
   if (!tx) return pass(tx);
-  auto stmt = db_->prepare(
+  auto stmt = db_.prepare(
       "INSERT INTO import_jobs (id, did, root_rkey, format, state, total, done, session, "
       "errors, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
       " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
@@ -75,7 +70,7 @@ Result<void> Store::create_import_job(const ImportJobRow& job,
       .bind(8, job.errors_json);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   for (std::size_t i = 0; i < plan.size(); ++i) {
-    auto row = db_->prepare(
+    auto row = db_.prepare(
         "INSERT INTO import_plan (job_id, seq, rkey, record_json) VALUES (?1, ?2, ?3, ?4)");
     if (!row) return pass(row);
     (*row)
@@ -107,8 +102,8 @@ ImportJobRow import_job_row(const Statement& s) {
 
 }  // namespace
 
-Result<std::optional<ImportJobRow>> Store::import_job(std::string_view id) {
-  auto stmt = db_->prepare(
+Result<std::optional<ImportJobRow>> ImportJobTable::find(std::string_view id) {
+  auto stmt = db_.prepare(
       "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
       "created_at FROM import_jobs WHERE id = ?1");
   if (!stmt) return pass(stmt);
@@ -119,8 +114,8 @@ Result<std::optional<ImportJobRow>> Store::import_job(std::string_view id) {
   return std::optional<ImportJobRow>(import_job_row(**stmt));
 }
 
-Result<std::vector<ImportJobRow>> Store::unfinished_import_jobs() {
-  auto stmt = db_->prepare(
+Result<std::vector<ImportJobRow>> ImportJobTable::unfinished() {
+  auto stmt = db_.prepare(
       "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
       "created_at FROM import_jobs WHERE state IN ('running', 'waiting') ORDER BY created_at, id");
   if (!stmt) return pass(stmt);
@@ -134,9 +129,9 @@ Result<std::vector<ImportJobRow>> Store::unfinished_import_jobs() {
   return out;
 }
 
-Result<std::vector<PlannedRecord>> Store::import_plan(std::string_view id, std::int64_t from,
+Result<std::vector<PlannedRecord>> ImportJobTable::plan(std::string_view id, std::int64_t from,
                                                       std::int64_t limit) {
-  auto stmt = db_->prepare(
+  auto stmt = db_.prepare(
       "SELECT rkey, record_json FROM import_plan WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq "
       "LIMIT ?3");
   if (!stmt) return pass(stmt);
@@ -151,22 +146,26 @@ Result<std::vector<PlannedRecord>> Store::import_plan(std::string_view id, std::
   return out;
 }
 
-Result<void> Store::set_import_state(std::string_view id, ImportState state,
+Result<void> ImportJobTable::set_state(std::string_view id, ImportState state,
                                      const std::optional<std::string>& resume_at,
                                      std::string_view errors_json) {
   auto stmt =
-      db_->prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
+      db_.prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, id).bind(2, to_string(state)).bind(3, resume_at).bind(4, errors_json);
   return (*stmt)->run();
 }
 
-Result<void> Store::set_import_done(std::string_view id, std::int64_t done) {
-  auto stmt = db_->prepare("UPDATE import_jobs SET done = ?2 WHERE id = ?1");
+Result<void> ImportJobTable::set_done(std::string_view id, std::int64_t done) {
+  auto stmt = db_.prepare("UPDATE import_jobs SET done = ?2 WHERE id = ?1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, id).bind(2, done);
   return (*stmt)->run();
 }
+
+TokenTable Store::tokens() { return TokenTable(*db_); }
+SessionTable Store::sessions() { return SessionTable(*db_); }
+ImportJobTable Store::import_jobs() { return ImportJobTable(*db_); }
 
 Result<void> Store::backup(const std::string& destination,
                            const std::function<void(int, int)>& progress) {
@@ -209,8 +208,8 @@ Result<void> Store::backup(const std::string& destination,
   return {};
 }
 
-Result<void> Store::put_session(const SessionRow& session) {
-  auto stmt = db_->prepare(
+Result<void> SessionTable::put(const SessionRow& session) {
+  auto stmt = db_.prepare(
       "INSERT INTO sessions (hash, did, handle, pds_url, access_sealed, refresh_sealed, "
       "created_at, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
       "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
@@ -225,8 +224,8 @@ Result<void> Store::put_session(const SessionRow& session) {
   return (*stmt)->run();
 }
 
-Result<std::optional<SessionRow>> Store::session(std::string_view digest) {
-  auto stmt = db_->prepare(
+Result<std::optional<SessionRow>> SessionTable::find(std::string_view digest) {
+  auto stmt = db_.prepare(
       "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed FROM sessions "
       "WHERE hash >= ?1 AND hash < ?2");
   if (!stmt) return pass(stmt);
@@ -245,9 +244,9 @@ Result<std::optional<SessionRow>> Store::session(std::string_view digest) {
   }
 }
 
-Result<void> Store::update_session_tokens(std::string_view digest, std::string_view access_sealed,
+Result<void> SessionTable::update_tokens(std::string_view digest, std::string_view access_sealed,
                                           std::string_view refresh_sealed) {
-  auto stmt = db_->prepare(
+  auto stmt = db_.prepare(
       "UPDATE sessions SET access_sealed = ?2, refresh_sealed = ?3, "
       "refreshed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE hash = ?1");
   if (!stmt) return pass(stmt);
@@ -255,12 +254,12 @@ Result<void> Store::update_session_tokens(std::string_view digest, std::string_v
   return (*stmt)->run();
 }
 
-Result<bool> Store::delete_session(std::string_view digest) {
-  auto stmt = db_->prepare("DELETE FROM sessions WHERE hash = ?1");
+Result<bool> SessionTable::remove(std::string_view digest) {
+  auto stmt = db_.prepare("DELETE FROM sessions WHERE hash = ?1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, digest);
   if (auto r = (*stmt)->run(); !r) return std::unexpected(r.error());
-  return sqlite3_changes(db_->handle()) > 0;
+  return sqlite3_changes(db_.handle()) > 0;
 }
 
 }  // namespace bulleted::schema

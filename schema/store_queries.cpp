@@ -12,11 +12,6 @@
 namespace bulleted::schema {
 namespace {
 
-template <class T>
-std::unexpected<Error> pass(const Result<T>& result) {
-  return std::unexpected(result.error());
-}
-
 // Columns of a NodeRow, in the order read_row expects. The child count is a
 // range count on nodes_children.
 #define NODE_COLUMNS                                                                          \

@@ -55,7 +55,7 @@ appview::outline::Format format_of(const Args& args, const std::string& path) {
 // Runs a local job to its end with a progress display; 0 when done.
 int run_local_job(schema::Store& store, ordering::TidClock& clock, const std::string& id,
                   std::ostream& out, std::ostream& err) {
-  auto job = store.import_job(id);
+  auto job = store.import_jobs().find(id);
   if (!job || !*job) {
     err << "error: no import job " << id << "\n";
     return 1;

@@ -32,7 +32,7 @@ int run_token_command(const std::vector<std::string>& argv, std::ostream& out, s
   auto store = open_store_or_report(*config, err);
   if (!store) return 1;
   const std::string token = appview::new_token();
-  if (auto r = store->add_token(appview::token_digest(token), *did); !r) {
+  if (auto r = store->tokens().add(appview::token_digest(token), *did); !r) {
     err << "error: " << r.error().message << "\n";
     return 1;
   }

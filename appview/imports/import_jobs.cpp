@@ -130,10 +130,10 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
                      " more facets dropped");
   }
   job.errors_json = errors.dump();
-  if (auto r = store.create_import_job(job, plan); !r) return std::unexpected(r.error());
+  if (auto r = store.import_jobs().create(job, plan); !r) return std::unexpected(r.error());
   spdlog::info("import {}: planned {} nodes for {} under {}", job.id, job.total, did,
                request.parent_rkey.value_or("the top level"));
-  auto stored = store.import_job(job.id);
+  auto stored = store.import_jobs().find(job.id);
   if (!stored) return std::unexpected(stored.error());
   return **stored;
 }
@@ -145,7 +145,7 @@ Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::I
                                           std::string(to_string(job.state)) + " to " +
                                           std::string(to_string(to)));
   }
-  if (auto r = store.set_import_state(job.id, to, resume_at, errors_json); !r) return r;
+  if (auto r = store.import_jobs().set_state(job.id, to, resume_at, errors_json); !r) return r;
   job.state = to;
   job.resume_at = resume_at;
   job.errors_json = errors_json;
@@ -186,7 +186,7 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
 
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
                                               const std::string& job_id, bool first_of_run) {
-  auto loaded = store.import_job(job_id);
+  auto loaded = store.import_jobs().find(job_id);
   if (!loaded) return std::unexpected(loaded.error());
   if (!*loaded) return fail(ErrorCode::kNotFound, "no import job " + job_id);
   schema::ImportJobRow job = std::move(**loaded);
@@ -200,7 +200,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     return fail(ErrorCode::kInvalidRequest,
                 "import " + job.id + " is " + std::string(to_string(job.state)) + ", not running");
   }
-  auto rows = store.import_plan(job.id, job.done, kImportBatch);
+  auto rows = store.import_jobs().plan(job.id, job.done, kImportBatch);
   if (!rows) return std::unexpected(rows.error());
   if (rows->empty()) {
     spdlog::info("import {}: done, {} nodes", job.id, job.done);
@@ -212,7 +212,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     auto held = sink.holds(store, job.did, rows->front().rkey);
     if (held && *held) {
       spdlog::info("import {}: rows {}-{} are already in the repo", job.id, job.done, after);
-      if (auto r = store.set_import_done(job.id, after); !r) return std::unexpected(r.error());
+      if (auto r = store.import_jobs().set_done(job.id, after); !r) return std::unexpected(r.error());
       job.done = after;
       return job;
     }
@@ -316,7 +316,7 @@ void ImportRunner::run() {
       if (stopping_) return;
       woken_ = false;
     }
-    auto jobs = store.unfinished_import_jobs();
+    auto jobs = store.import_jobs().unfinished();
     std::optional<schema::ImportJobRow> next;
     auto earliest = std::chrono::system_clock::now() + std::chrono::seconds(5);
     if (jobs) {

@@ -88,7 +88,7 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
   NewSession created{session, new_token()};
   created.session.digest = token_digest(created.token);
   if (auto r =
-          store.put_session({created.session.digest, session.did, session.handle, session.pds_url,
+          store.sessions().put({created.session.digest, session.did, session.handle, session.pds_url,
                              box_.seal(session.access), box_.seal(session.refresh)});
       !r) {
     return std::unexpected(r.error());
@@ -102,7 +102,7 @@ Result<PdsSession> PdsSessions::find(schema::Store& store, std::string_view toke
 }
 
 Result<PdsSession> PdsSessions::find_by_digest(schema::Store& store, const std::string& digest) {
-  auto row = store.session(digest);
+  auto row = store.sessions().find(digest);
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(ErrorCode::kAuthRequired, "the token is not valid; sign in again");
   auto access = box_.open((*row)->access_sealed);
@@ -125,7 +125,7 @@ Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session
   if (!reply || reply->status != 200) {
     spdlog::info("session: the PDS did not confirm the sign-out of {}", session.did);
   }
-  auto deleted = store.delete_session(session.digest);
+  auto deleted = store.sessions().remove(session.digest);
   if (!deleted) return std::unexpected(deleted.error());
   return {};
 }
@@ -133,7 +133,7 @@ Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session
 Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
   std::lock_guard lock(refresh_mutex_);
   // Another request may have refreshed this session meanwhile.
-  if (auto row = store.session(session.digest); row && *row) {
+  if (auto row = store.sessions().find(session.digest); row && *row) {
     if (auto access = box_.open((*row)->access_sealed); access && *access != session.access) {
       if (auto refresh = box_.open((*row)->refresh_sealed)) {
         session.access = std::move(*access);
@@ -150,7 +150,7 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
   if (reply->status != 200) {
     if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
     spdlog::info("session: the PDS refused to refresh the session of {}; it is ended", session.did);
-    (void)store.delete_session(session.digest);
+    (void)store.sessions().remove(session.digest);
     return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
   }
   auto json = reply->json();
@@ -161,7 +161,7 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
   }
   session.access = access;
   session.refresh = refresh;
-  return store.update_session_tokens(session.digest, box_.seal(access), box_.seal(refresh));
+  return store.sessions().update_tokens(session.digest, box_.seal(access), box_.seal(refresh));
 }
 
 Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& session,
@@ -178,7 +178,7 @@ Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& 
 Result<void> PdsSessions::spoil(schema::Store& store, PdsSession& session, bool refresh_too) {
   session.access = "spoiled-access-token";
   if (refresh_too) session.refresh = "spoiled-refresh-token";
-  return store.update_session_tokens(session.digest, box_.seal(session.access),
+  return store.sessions().update_tokens(session.digest, box_.seal(session.access),
                                      box_.seal(session.refresh));
 }
 

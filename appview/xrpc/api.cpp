@@ -32,8 +32,8 @@ std::optional<std::string> bearer_token(const HttpRequestHead& request) {
 
 Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
   const std::string digest = token_digest(token);
-  if (context_.config.mode == Mode::kLocal) return store().token_did(digest);
-  auto session = store().session(digest);
+  if (context_.config.mode == Mode::kLocal) return store().tokens().did_of(digest);
+  auto session = store().sessions().find(digest);
   if (!session) return std::unexpected(session.error());
   if (!*session) return std::optional<std::string>();
   return std::optional<std::string>((*session)->did);
@@ -43,7 +43,7 @@ Result<std::string> Api::authorize(const HttpRequest& request, const std::string
   auto token = bearer_token(request);
   if (!token) return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
   const std::string digest = token_digest(*token);
-  auto did = store().token_did(digest);
+  auto did = store().tokens().did_of(digest);
   if (!did) return std::unexpected(did.error());
   if (!*did) return fail(ErrorCode::kAuthRequired, "the token is not valid");
   if (**did != repo) return fail(ErrorCode::kForbidden, "the token may only write its own repo");

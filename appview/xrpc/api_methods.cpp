@@ -404,7 +404,7 @@ HttpResponse get_import_job(Api& api, const ApiMethod&, const HttpRequest& reque
   auto& context = ApiMethods::context(api);
   TRY(params, XrpcParams::parse(request.query));
   TRY(id, params.required("id"));
-  TRY(job, ApiMethods::store(api).import_job(id));
+  TRY(job, ApiMethods::store(api).import_jobs().find(id));
   if (!job) return error_response(Error{ErrorCode::kNotFound, "no import job " + id});
   json errors = json::parse(job->errors_json, nullptr, false);
   json out = {{"id", job->id},

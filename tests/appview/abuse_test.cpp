@@ -529,7 +529,7 @@ class AdmitTest : public ::testing::Test {
     auto store = schema::Store::open(config_.db_path);
     ASSERT_TRUE(store.has_value());
     token_ = new_token();
-    ASSERT_TRUE((*store)->add_token(token_digest(token_), "did:plc:alice").has_value());
+    ASSERT_TRUE((*store)->tokens().add(token_digest(token_), "did:plc:alice").has_value());
     context_ = std::make_unique<AppContext>(config_);
     // Imports are served (a runner that is never started: nothing runs them).
     imports_ = std::make_unique<ImportRunner>(

@@ -282,8 +282,8 @@ TEST_F(ImportJobTest, TheImportedTreeIsExact) {
   // Nothing is written before the job runs.
   EXPECT_EQ(*store_->node_count(), 0);
   run(job.id);
-  EXPECT_EQ((**store_->import_job(job.id)).state, schema::ImportState::kDone);
-  EXPECT_EQ((**store_->import_job(job.id)).done, 14);
+  EXPECT_EQ((**store_->import_jobs().find(job.id)).state, schema::ImportState::kDone);
+  EXPECT_EQ((**store_->import_jobs().find(job.id)).done, 14);
   const Outline tree = exported(job.root_rkey);
   ASSERT_FALSE(tree.nodes.empty());
   EXPECT_TRUE(tree.nodes[0].text.starts_with("Imported from WorkFlowy \u2014 20"));
@@ -354,21 +354,21 @@ TEST_F(ImportJobTest, AStoppedJobResumesWithNoDuplicateAndNoGap) {
   }
   const auto job = plan(tree);
   EXPECT_EQ(run(job.id, 2), 2);  // 400 of 1001 rows, then the "process" stops
-  EXPECT_EQ((**store_->import_job(job.id)).done, 400);
+  EXPECT_EQ((**store_->import_jobs().find(job.id)).done, 400);
   EXPECT_EQ(*store_->node_count(), 400);
   // A new connection (a restarted process) picks the job up where it was.
   store_.reset();
   auto reopened = schema::Store::open(dir_.file("index.db"));
   ASSERT_TRUE(reopened.has_value());
   store_ = std::move(*reopened);
-  auto unfinished = store_->unfinished_import_jobs();
+  auto unfinished = store_->import_jobs().unfinished();
   ASSERT_EQ(unfinished->size(), 1u);
   run(job.id);
   EXPECT_EQ(*store_->node_count(), 1001);
   const Outline out = exported(job.root_rkey);
   ASSERT_EQ(out.nodes.size(), 1001u);
   EXPECT_EQ(shape(out, 1), shape(tree));
-  EXPECT_TRUE(store_->unfinished_import_jobs()->empty());
+  EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
 }
 
 TEST_F(ImportJobTest, ARecordOverTheLimitsRefusesThePlanAndWritesNothing) {
@@ -379,7 +379,7 @@ TEST_F(ImportJobTest, ARecordOverTheLimitsRefusesThePlanAndWritesNothing) {
   ASSERT_FALSE(job.has_value());
   EXPECT_EQ(job.error().code, ErrorCode::kInvalidRequest);
   EXPECT_NE(job.error().message.find("node 2"), std::string::npos) << job.error().message;
-  EXPECT_TRUE(store_->unfinished_import_jobs()->empty());
+  EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
   EXPECT_EQ(*store_->node_count(), 0);
 }
 
@@ -388,7 +388,7 @@ TEST_F(ImportJobTest, UnderAMissingParentNothingIsPlanned) {
       plan_import(*store_, locks_, clock_, {kDid, std::string("nosuchnode")}, fixture_outline());
   ASSERT_FALSE(job.has_value());
   EXPECT_EQ(job.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(store_->unfinished_import_jobs()->empty());
+  EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ World* world() {
     auto store = schema::Store::open(out->config.db_path);
     if (!store) std::abort();
     out->token = appview::new_token();
-    if (!(*store)->add_token(appview::token_digest(out->token), kDid)) std::abort();
+    if (!(*store)->tokens().add(appview::token_digest(out->token), kDid)) std::abort();
     out->context = std::make_unique<appview::AppContext>(out->config);
     // Jobs are planned (the part that reads the body); nothing runs them.
     out->imports = std::make_unique<appview::ImportRunner>(

@@ -437,21 +437,21 @@ TEST_F(StoreTest, TokensAndSessionsAreFoundOnlyByTheirWholeDigest) {
   const std::string selector(kDigestSelector, 'a');
   const std::string first = selector + std::string(48, '1');
   const std::string second = selector + std::string(48, '2');
-  ASSERT_TRUE(store_->add_token(first, "did:plc:first").has_value());
-  ASSERT_TRUE(store_->add_token(second, "did:plc:second").has_value());
-  EXPECT_EQ(store_->token_did(first).value(), std::optional<std::string>("did:plc:first"));
-  EXPECT_EQ(store_->token_did(second).value(), std::optional<std::string>("did:plc:second"));
-  EXPECT_FALSE(store_->token_did(selector + std::string(47, '1') + "3").value().has_value());
-  EXPECT_FALSE(store_->token_did(selector).value().has_value());
-  EXPECT_FALSE(store_->token_did(first + "0").value().has_value());
+  ASSERT_TRUE(store_->tokens().add(first, "did:plc:first").has_value());
+  ASSERT_TRUE(store_->tokens().add(second, "did:plc:second").has_value());
+  EXPECT_EQ(store_->tokens().did_of(first).value(), std::optional<std::string>("did:plc:first"));
+  EXPECT_EQ(store_->tokens().did_of(second).value(), std::optional<std::string>("did:plc:second"));
+  EXPECT_FALSE(store_->tokens().did_of(selector + std::string(47, '1') + "3").value().has_value());
+  EXPECT_FALSE(store_->tokens().did_of(selector).value().has_value());
+  EXPECT_FALSE(store_->tokens().did_of(first + "0").value().has_value());
 
-  ASSERT_TRUE(store_->put_session({first, "did:plc:s1", std::nullopt, "http://pds", "a1", "r1"}));
-  ASSERT_TRUE(store_->put_session({second, "did:plc:s2", "two.test", "http://pds", "a2", "r2"}));
-  auto found = store_->session(second).value();
+  ASSERT_TRUE(store_->sessions().put({first, "did:plc:s1", std::nullopt, "http://pds", "a1", "r1"}));
+  ASSERT_TRUE(store_->sessions().put({second, "did:plc:s2", "two.test", "http://pds", "a2", "r2"}));
+  auto found = store_->sessions().find(second).value();
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->did, "did:plc:s2");
   EXPECT_EQ(found->access_sealed, "a2");
-  EXPECT_FALSE(store_->session(selector + std::string(48, '3')).value().has_value());
+  EXPECT_FALSE(store_->sessions().find(selector + std::string(48, '3')).value().has_value());
 }
 
 TEST(ConstantTimeEqual, ComparesWholeStrings) {
