@@ -4,7 +4,7 @@
 
 #include <variant>
 
-#include "appview/xrpc/json_body.hpp"
+#include "appview/xrpc/method_inputs.hpp"
 #include "appview/xrpc/views.hpp"
 #include "appview/outline/from_index.hpp"
 #include "appview/write/writer.hpp"
@@ -31,137 +31,6 @@ using nlohmann::json;
   auto target##_result = (expr);                                        \
   if (!target##_result) return error_response(target##_result.error()); \
   auto target = std::move(*target##_result)
-
-Result<std::string> did_param(const XrpcParams& params, const std::string& name) {
-  auto value = params.required(name);
-  if (!value) return value;
-  if (auto did = schema::Did::parse(*value); !did)
-    return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
-  return value;
-}
-
-Result<std::string> rkey_param(const XrpcParams& params, const std::string& name) {
-  auto value = params.required(name);
-  if (!value) return value;
-  if (auto key = schema::RecordKey::parse(*value); !key)
-    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
-  return value;
-}
-
-Result<std::optional<std::string>> optional_rkey_param(const XrpcParams& params,
-                                                       const std::string& name) {
-  auto value = params.text(name);
-  if (!value || value->empty()) return std::optional<std::string>();
-  if (auto key = schema::RecordKey::parse(*value); !key)
-    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
-  return value;
-}
-
-// A procedure's JSON body: an object; unknown fields (a sortKey included) are
-// ignored.
-class Body {
- public:
-  static Result<Body> parse(const HttpRequest& request) {
-    const std::string type = request.header("content-type");
-    if (type.rfind("application/json", 0) != 0) {
-      return fail(ErrorCode::kInvalidRequest, "the body must be application/json");
-    }
-    auto parsed = JsonBody::parse(request.body);
-    if (!parsed) return std::unexpected(parsed.error());
-    Body body;
-    body.json_ = std::move(*parsed);
-    return body;
-  }
-  Result<std::optional<std::string>> string(const std::string& name) const {
-    const json* it = json_.find(name);
-    if (it == nullptr || it->is_null()) return std::optional<std::string>();
-    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
-    return std::optional<std::string>(it->get<std::string>());
-  }
-  // A string member moved out of the body (for large ones: import content).
-  Result<std::optional<std::string>> take_string(const std::string& name) {
-    const json* it = json_.find(name);
-    if (it == nullptr || it->is_null()) return std::optional<std::string>();
-    if (!it->is_string()) return fail(ErrorCode::kInvalidRequest, name + " must be a string");
-    return json_.take_string(name);
-  }
-  Result<std::optional<bool>> boolean(const std::string& name) const {
-    const json* it = json_.find(name);
-    if (it == nullptr || it->is_null()) return std::optional<bool>();
-    if (!it->is_boolean()) return fail(ErrorCode::kInvalidRequest, name + " must be a boolean");
-    return std::optional<bool>(it->get<bool>());
-  }
-  Result<std::string> did(const std::string& name) const {
-    auto value = string(name);
-    if (!value) return std::unexpected(value.error());
-    if (!*value) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
-    if (auto did = schema::Did::parse(**value); !did)
-      return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
-    return **value;
-  }
-  Result<std::optional<std::string>> rkey(const std::string& name, bool required = false) const {
-    auto value = string(name);
-    if (!value) return value;
-    if (!*value) {
-      if (required) return fail(ErrorCode::kInvalidRequest, "missing required field " + name);
-      return value;
-    }
-    if (auto key = schema::RecordKey::parse(**value); !key) {
-      return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
-    }
-    return value;
-  }
-  // "first", "last", or a 0-based index given as a number or a string.
-  Result<std::optional<std::string>> position() const {
-    const json* it = json_.find("position");
-    if (it == nullptr || it->is_null()) return std::optional<std::string>();
-    if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
-      return std::optional<std::string>(std::to_string(it->get<std::int64_t>()));
-    }
-    if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
-    return fail(ErrorCode::kInvalidRequest,
-                "position must be \"first\", \"last\" or a 0-based index");
-  }
-
- private:
-  JsonBody json_;
-};
-
-Result<NeighbourIntent> intent_of(const Body& body) {
-  NeighbourIntent intent;
-  auto parent = body.rkey("parentRkey");
-  if (!parent) return std::unexpected(parent.error());
-  auto after = body.rkey("afterRkey");
-  if (!after) return std::unexpected(after.error());
-  auto before = body.rkey("beforeRkey");
-  if (!before) return std::unexpected(before.error());
-  auto position = body.position();
-  if (!position) return std::unexpected(position.error());
-  intent.parent_rkey = *parent;
-  intent.after_rkey = *after;
-  intent.before_rkey = *before;
-  intent.position = *position;
-  if (intent.position && *intent.position != "first" && *intent.position != "last" &&
-      intent.position->find_first_not_of("0123456789") != std::string::npos) {
-    return fail(ErrorCode::kInvalidRequest,
-                "position must be \"first\", \"last\" or a 0-based index");
-  }
-  return intent;
-}
-
-Result<NodeFields> fields_of(const Body& body) {
-  NodeFields fields;
-  auto text = body.string("text");
-  if (!text) return std::unexpected(text.error());
-  auto note = body.string("note");
-  if (!note) return std::unexpected(note.error());
-  auto completed = body.boolean("completed");
-  if (!completed) return std::unexpected(completed.error());
-  fields.text = *text;
-  fields.note = *note;
-  fields.completed = *completed;
-  return fields;
-}
 
 // ---- queries
 

@@ -1,0 +1,69 @@
+#include "appview/xrpc/method_inputs.hpp"
+
+#include "schema/syntax.hpp"
+
+namespace bulleted::appview {
+
+Result<std::string> did_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto did = schema::Did::parse(*value); !did)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + did.error());
+  return value;
+}
+
+Result<std::string> rkey_param(const XrpcParams& params, const std::string& name) {
+  auto value = params.required(name);
+  if (!value) return value;
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+Result<std::optional<std::string>> optional_rkey_param(const XrpcParams& params,
+                                                       const std::string& name) {
+  auto value = params.text(name);
+  if (!value || value->empty()) return std::optional<std::string>();
+  if (auto key = schema::RecordKey::parse(*value); !key)
+    return fail(ErrorCode::kInvalidRequest, name + ": " + key.error());
+  return value;
+}
+
+
+Result<NeighbourIntent> intent_of(const Body& body) {
+  NeighbourIntent intent;
+  auto parent = body.rkey("parentRkey");
+  if (!parent) return std::unexpected(parent.error());
+  auto after = body.rkey("afterRkey");
+  if (!after) return std::unexpected(after.error());
+  auto before = body.rkey("beforeRkey");
+  if (!before) return std::unexpected(before.error());
+  auto position = body.position();
+  if (!position) return std::unexpected(position.error());
+  intent.parent_rkey = *parent;
+  intent.after_rkey = *after;
+  intent.before_rkey = *before;
+  intent.position = *position;
+  if (intent.position && *intent.position != "first" && *intent.position != "last" &&
+      intent.position->find_first_not_of("0123456789") != std::string::npos) {
+    return fail(ErrorCode::kInvalidRequest,
+                "position must be \"first\", \"last\" or a 0-based index");
+  }
+  return intent;
+}
+
+Result<NodeFields> fields_of(const Body& body) {
+  NodeFields fields;
+  auto text = body.string("text");
+  if (!text) return std::unexpected(text.error());
+  auto note = body.string("note");
+  if (!note) return std::unexpected(note.error());
+  auto completed = body.boolean("completed");
+  if (!completed) return std::unexpected(completed.error());
+  fields.text = *text;
+  fields.note = *note;
+  fields.completed = *completed;
+  return fields;
+}
+
+}  // namespace bulleted::appview
