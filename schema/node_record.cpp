@@ -121,6 +121,14 @@ std::size_t count_graphemes(std::string_view text) {
 
 std::string root_group(std::string_view did) { return "at://" + std::string(did); }
 
+std::string children_group(std::string_view did, std::string_view rkey) {
+  return record_uri(did, kNodeCollection, rkey);
+}
+
+std::string target_group(std::string_view did, const std::optional<std::string>& parent_rkey) {
+  return parent_rkey ? children_group(did, *parent_rkey) : root_group(did);
+}
+
 std::string unattached_group(std::string_view did) {
   return "at://" + std::string(did) + "#unattached";
 }

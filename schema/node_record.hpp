@@ -100,6 +100,10 @@ bool is_valid_utf8(std::string_view text);
 // into someone else's outline).
 std::string sibling_group(std::string_view did, const std::optional<std::string>& parent);
 std::string root_group(std::string_view did);
+// The group of a node's children (its AT-URI).
+std::string children_group(std::string_view did, std::string_view rkey);
+// The group a node goes to under `parent_rkey`, or the top level.
+std::string target_group(std::string_view did, const std::optional<std::string>& parent_rkey);
 std::string unattached_group(std::string_view did);
 
 }  // namespace bulleted::schema

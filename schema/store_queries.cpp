@@ -75,10 +75,6 @@ Result<std::vector<NodeRow>> collect(Statement& stmt) {
   }
 }
 
-std::string node_group(std::string_view did, std::string_view rkey) {
-  return record_uri(did, kNodeCollection, rkey);
-}
-
 std::size_t estimated_bytes(const NodeRow& row) {
   // At least what the node costs in a getSubtree answer: its NodeView holds
   // the record's text, note and facets (escaped alike), plus uri, cid, rkey
@@ -173,7 +169,7 @@ Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
     auto parent = find_node(query.did, *query.parent_rkey);
     if (!parent) return pass(parent);
     if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
-    group = node_group(query.did, *query.parent_rkey);
+    group = children_group(query.did, *query.parent_rkey);
   }
   auto rows = group_page(group, query.limit + 1, after, query.reverse);
   if (!rows) return pass(rows);
@@ -248,7 +244,7 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
     used += estimated_bytes(**root);
     seen.insert((*root)->rkey);
     top.node = std::move(**root);
-    top_group = node_group(query.did, *query.root_rkey);
+    top_group = children_group(query.did, *query.root_rkey);
   } else if (!*visible) {
     return top;
   }
@@ -293,7 +289,7 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
       children.push_back(SubtreeNode{std::move(row), {}, false});
     }
     for (auto& child : children) {
-      queue.push_back({&child, node_group(query.did, child.node->rkey), pending.depth + 1,
+      queue.push_back({&child, children_group(query.did, child.node->rkey), pending.depth + 1,
                        child.node->child_count > 0});
     }
   }

@@ -104,7 +104,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   root.created_at = created_at;
   root.sort_key_valid = true;
   const std::string group =
-      request.parent_rkey ? children_group(did, *request.parent_rkey) : schema::root_group(did);
+      schema::target_group(did, request.parent_rkey);
   auto guard = locks.lock({group});
   NeighbourIntent intent;
   intent.parent_rkey = request.parent_rkey;

@@ -251,19 +251,14 @@ Result<Placement> attempt(schema::Store& store, const std::string& did, const st
 
 }  // namespace
 
-std::string children_group(const std::string& did, const std::string& rkey) {
-  return schema::record_uri(did, schema::kNodeCollection, rkey);
-}
-
 Result<Placement> place(schema::Store& store, const std::string& did, const NeighbourIntent& intent,
                         const std::optional<std::string>& moving_rkey,
                         ordering::RandomSource& jitter, PlacementFaults* faults) {
-  std::string group = schema::root_group(did);
+  const std::string group = schema::target_group(did, intent.parent_rkey);
   std::optional<std::string> parent_uri;
   if (intent.parent_rkey) {
     auto parent = store.node(did, *intent.parent_rkey);
     if (!parent) return std::unexpected(parent.error());
-    group = children_group(did, *intent.parent_rkey);
     parent_uri = group;
   }
   for (int retry = 0;; ++retry) {

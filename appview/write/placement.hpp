@@ -83,7 +83,4 @@ class GroupLocks {
   std::map<std::string, std::weak_ptr<std::mutex>> table_;
 };
 
-// The sibling group of a node's children.
-std::string children_group(const std::string& did, const std::string& rkey);
-
 }  // namespace bulleted::appview

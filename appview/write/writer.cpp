@@ -137,7 +137,7 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
   if (!fields.text) return fail(ErrorCode::kInvalidRequest, "text is required");
   if (auto r = check_text(fields); !r) return std::unexpected(r.error());
   const std::string group =
-      intent.parent_rkey ? children_group(did, *intent.parent_rkey) : schema::root_group(did);
+      schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {group});
   const std::string rkey = clock_.next().str();
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
@@ -165,7 +165,7 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
   auto existing = store.node(did, rkey);
   if (!existing) return std::unexpected(existing.error());
   const std::string target =
-      intent.parent_rkey ? children_group(did, *intent.parent_rkey) : schema::root_group(did);
+      schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {existing->group, target});
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
     auto record = current_record(store, did, rkey);
@@ -236,14 +236,14 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
                                    const std::string& rkey) {
   auto row = store.node(did, rkey);
   if (!row) return std::unexpected(row.error());
-  auto guard = lock(did, {row->group, children_group(did, rkey)});
+  auto guard = lock(did, {row->group, schema::children_group(did, rkey)});
   return with_refresh<std::size_t>(store, did, [&](int) -> Result<std::size_t> {
     if (auto still = store.node(did, rkey); !still) return std::unexpected(still.error());
     // The subtree, breadth first; a parent cycle is visited once.
     std::vector<std::string> doomed{rkey};
     std::set<std::string> seen{rkey};
     for (std::size_t i = 0; i < doomed.size(); ++i) {
-      auto children = store.child_rkeys(children_group(did, doomed[i]));
+      auto children = store.child_rkeys(schema::children_group(did, doomed[i]));
       if (!children) return std::unexpected(children.error());
       for (auto& child : *children) {
         if (seen.insert(child).second) doomed.push_back(std::move(child));
