@@ -262,6 +262,16 @@ Result<void> Ingestor::flush() {
   return {};
 }
 
+Result<RepoSnapshot> Ingestor::resync_from_car(std::string_view car, std::string_view did) {
+  auto snapshot = read_repo(car, did);
+  if (!snapshot) {
+    return fail(ErrorCode::kUpstreamFailure,
+                "the repo could not be read: " + snapshot.error().message);
+  }
+  if (auto r = apply_resync(*snapshot); !r) return std::unexpected(r.error());
+  return snapshot;
+}
+
 Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
   if (auto r = flush(); !r) return r;
   auto indexed = store_.indexed_records(snapshot.did);

@@ -73,6 +73,11 @@ class Ingestor {
   void reset_cursor();
   // Applies a fetched snapshot, then replays the repo's held commits.
   Result<void> apply_resync(const RepoSnapshot& snapshot);
+  // The whole chain for a repo's getRepo CAR, wherever it came from (a
+  // resync, `backfill`, a PDS refresh): read it (read_repo) and apply it.
+  // A CAR that cannot be read is kUpstreamFailure ("the repo could not be
+  // read: ..."). Returns what was applied.
+  Result<RepoSnapshot> resync_from_car(std::string_view car, std::string_view did);
   // A resync that could not be fetched: the repo stays desynchronized and its
   // held commits are applied as they are (better than dropping them).
   Result<void> abandon_resync(const std::string& did);

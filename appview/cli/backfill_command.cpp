@@ -48,15 +48,11 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
     err << "error: " << car.error().message << "\n";
     return 1;
   }
-  auto snapshot = firehose::read_repo(*car, did);
-  if (!snapshot) {
-    err << "error: the repo could not be read: " << snapshot.error().message << "\n";
-    return 1;
-  }
   firehose::FirehoseMetrics metrics;
   firehose::Ingestor ingestor(*store, {}, metrics);
-  if (auto r = ingestor.apply_resync(*snapshot); !r) {
-    err << "error: " << r.error().message << "\n";
+  auto snapshot = ingestor.resync_from_car(*car, did);
+  if (!snapshot) {
+    err << "error: " << snapshot.error().message << "\n";
     return 1;
   }
   out << "backfilled " << did << " at rev " << snapshot->rev << ": " << snapshot->records.size()

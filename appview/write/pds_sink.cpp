@@ -170,14 +170,14 @@ Result<void> PdsSink::refresh(schema::Store& store, const std::string& did) {
                               {.path = "/xrpc/com.atproto.sync.getRepo", .query = {{"did", did}}});
   if (!reply) return std::unexpected(reply.error());
   if (reply->status != 200) return std::unexpected(pds_error(*reply, "getRepo"));
-  auto snapshot = firehose::read_repo(reply->body, did);
-  if (!snapshot) {
-    return fail(ErrorCode::kUpstreamFailure,
-                "getRepo: the repo could not be read: " + snapshot.error().message);
-  }
   firehose::FirehoseMetrics metrics;
   firehose::Ingestor ingestor(store, {.written = &written_}, metrics);
-  if (auto r = ingestor.apply_resync(*snapshot); !r) return r;
+  auto snapshot = ingestor.resync_from_car(reply->body, did);
+  if (!snapshot) {
+    Error error = snapshot.error();
+    error.message = "getRepo: " + error.message;
+    return std::unexpected(error);
+  }
   written_.note(did, snapshot->rev);
   heads_.set(did, {snapshot->rev, snapshot->commit_cid});
   spdlog::info("pds: refreshed {} from its PDS at rev {}", did, snapshot->rev);

@@ -239,10 +239,8 @@ void FirehoseConsumer::indexing_loop() {
       if (it->second.next > Clock::now()) continue;
       const std::string did = it->first;
       auto car = fetcher->get_repo(did);
-      Result<RepoSnapshot> snapshot =
-          car ? read_repo(*car, did) : Result<RepoSnapshot>(std::unexpected(car.error()));
-      Result<void> applied = snapshot ? ingestor.apply_resync(*snapshot)
-                                      : Result<void>(std::unexpected(snapshot.error()));
+      Result<RepoSnapshot> applied =
+          car ? ingestor.resync_from_car(*car, did) : Result<RepoSnapshot>(std::unexpected(car.error()));
       if (applied) {
         resyncs.erase(it);
       } else if (++it->second.attempts >= options_.resync_attempts ||
