@@ -1,13 +1,13 @@
 #include "appview/config.hpp"
 
-#include "appview/http/client_address.hpp"
-
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "appview/http/client_address.hpp"
 
 namespace bulleted::appview {
 

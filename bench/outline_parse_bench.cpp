@@ -41,7 +41,8 @@ double median_seconds(const Shape& shape, const std::string& document) {
   for (int i = 0; i < 3; ++i) {
     const auto started = std::chrono::steady_clock::now();
     auto parsed = parse_outline(shape.format, document, limits);
-    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    runs.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!parsed && parsed.error().code != bulleted::ErrorCode::kInvalidRequest) {
       std::fprintf(stderr, "%s: %s\n", shape.name, parsed.error().message.c_str());
     }
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
          for (int i = 0; i < 30'000; ++i) open += "&lt;b&gt;";
          return opml_with(open, "&lt;/i&gt;", bytes);
        }},
-      {"many '<' (&lt;)", Format::kOpml, [](std::size_t bytes) { return opml_with("", "&lt;", bytes); }},
+      {"many '<' (&lt;)", Format::kOpml,
+       [](std::size_t bytes) { return opml_with("", "&lt;", bytes); }},
       {"many '&' (&amp;)", Format::kOpml,
        [](std::size_t bytes) { return opml_with("", "&amp;amp", bytes); }},
       {"ordinary bullets", Format::kOpml,

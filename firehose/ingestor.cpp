@@ -21,7 +21,6 @@ schema::RepoStatus status_of(const AccountEvent& account) {
 
 }  // namespace
 
-
 Ingestor::Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics& metrics)
     : store_(store), options_(std::move(options)), metrics_(metrics) {}
 

@@ -104,5 +104,4 @@ class Ingestor {
   std::set<std::string> resync_wanted_;
 };
 
-
 }  // namespace bulleted::firehose

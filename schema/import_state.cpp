@@ -17,8 +17,8 @@ std::string_view to_string(ImportState state) {
 }
 
 std::optional<ImportState> parse_import_state(std::string_view name) {
-  for (auto state : {ImportState::kRunning, ImportState::kWaiting, ImportState::kDone,
-                     ImportState::kFailed}) {
+  for (auto state :
+       {ImportState::kRunning, ImportState::kWaiting, ImportState::kDone, ImportState::kFailed}) {
     if (to_string(state) == name) return state;
   }
   return std::nullopt;

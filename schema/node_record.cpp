@@ -223,9 +223,9 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
   if (type == feature.end() || !type->is_string()) return std::unexpected("a feature has no $type");
   const std::string& name = type->get_ref<const std::string&>();
   static constexpr std::string_view kPrefix = "app.bulleted.node#";
-  const std::string_view kind =
-      std::string_view(name).starts_with(kPrefix) ? std::string_view(name).substr(kPrefix.size())
-                                                  : std::string_view();
+  const std::string_view kind = std::string_view(name).starts_with(kPrefix)
+                                    ? std::string_view(name).substr(kPrefix.size())
+                                    : std::string_view();
   nlohmann::json out = {{"$type", name}};
   if (kind == "bold" || kind == "italic" || kind == "underline" || kind == "strikethrough" ||
       kind == "code") {
@@ -307,8 +307,7 @@ nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& face
     }
     const std::uint64_t from = *from_value;
     const std::uint64_t to = *to_value;
-    if (from >= to || to > text.size() || !utf8_boundary(text, from) ||
-        !utf8_boundary(text, to)) {
+    if (from >= to || to > text.size() || !utf8_boundary(text, from) || !utf8_boundary(text, to)) {
       note(i, "a byte range outside the text or not on character boundaries");
       continue;
     }

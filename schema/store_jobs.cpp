@@ -51,7 +51,7 @@ Result<std::optional<std::string>> TokenTable::did_of(std::string_view digest) {
 }
 
 Result<void> ImportJobTable::create(const ImportJobRow& job,
-                                      const std::vector<PlannedRecord>& plan) {
+                                    const std::vector<PlannedRecord>& plan) {
   auto tx = Transaction::begin(db_, Transaction::Kind::kWrite);
   if (!tx) return pass(tx);
   auto stmt = db_.prepare(
@@ -130,7 +130,7 @@ Result<std::vector<ImportJobRow>> ImportJobTable::unfinished() {
 }
 
 Result<std::vector<PlannedRecord>> ImportJobTable::plan(std::string_view id, std::int64_t from,
-                                                      std::int64_t limit) {
+                                                        std::int64_t limit) {
   auto stmt = db_.prepare(
       "SELECT rkey, record_json FROM import_plan WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq "
       "LIMIT ?3");
@@ -147,8 +147,8 @@ Result<std::vector<PlannedRecord>> ImportJobTable::plan(std::string_view id, std
 }
 
 Result<void> ImportJobTable::set_state(std::string_view id, ImportState state,
-                                     const std::optional<std::string>& resume_at,
-                                     std::string_view errors_json) {
+                                       const std::optional<std::string>& resume_at,
+                                       std::string_view errors_json) {
   auto stmt =
       db_.prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
   if (!stmt) return pass(stmt);
@@ -245,7 +245,7 @@ Result<std::optional<SessionRow>> SessionTable::find(std::string_view digest) {
 }
 
 Result<void> SessionTable::update_tokens(std::string_view digest, std::string_view access_sealed,
-                                          std::string_view refresh_sealed) {
+                                         std::string_view refresh_sealed) {
   auto stmt = db_.prepare(
       "UPDATE sessions SET access_sealed = ?2, refresh_sealed = ?3, "
       "refreshed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE hash = ?1");

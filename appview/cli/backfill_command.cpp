@@ -7,8 +7,8 @@
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/logging.hpp"
-#include "firehose/ingestor.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
+#include "firehose/ingestor.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
 

@@ -9,12 +9,13 @@
 #include <memory>
 #include <ostream>
 
-#include "appview/xrpc/api.hpp"
 #include "appview/cli/args.hpp"
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/http/server.hpp"
+#include "appview/imports/job_sinks.hpp"
 #include "appview/logging.hpp"
+#include "appview/xrpc/api.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/consumer/consumer.hpp"
 #include "schema/store.hpp"
@@ -37,36 +38,6 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   options.repo_service_url = config.repo_service_url.value_or("");
   options.fetch_timeout = std::chrono::seconds(config.fetch_timeout_seconds);
   return options;
-}
-
-// The sink an import job writes through: the index itself in local mode, the
-// PDS session that started the job in pds mode.
-struct LocalJobSink final : appview::JobSink {
-  explicit LocalJobSink(ordering::TidClock& clock) : local(clock) {}
-  appview::RecordSink& sink() override { return local; }
-  appview::LocalSink local;
-};
-
-struct PdsJobSink final : appview::JobSink {
-  PdsJobSink(appview::PdsServices& pds, appview::PdsSession s)
-      : session(std::move(s)), pds_sink(pds.sessions, session, pds.heads, pds.written) {}
-  appview::RecordSink& sink() override { return pds_sink; }
-  appview::PdsSession session;
-  appview::PdsSink pds_sink;
-};
-
-Result<std::unique_ptr<appview::JobSink>> import_sink(schema::Store& store,
-                                                      const schema::ImportJobRow& job,
-                                                      appview::PdsServices* pds,
-                                                      ordering::TidClock& clock) {
-  if (pds == nullptr) return std::make_unique<LocalJobSink>(clock);
-  if (!job.session) return fail(ErrorCode::kAuthRequired, "the job names no session");
-  auto session = pds->sessions.find_by_digest(store, *job.session);
-  if (!session) {
-    return fail(ErrorCode::kAuthRequired,
-                "the session that started the import has ended; sign in and import again");
-  }
-  return std::make_unique<PdsJobSink>(*pds, std::move(*session));
 }
 
 }  // namespace
@@ -124,7 +95,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
         firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
                                         512ull * 1024 * 1024),
         identity::IdentityOptions{config->plc_url, config->handle_resolver,
-                                 std::chrono::seconds(config->identity_cache_seconds)},
+                                  std::chrono::seconds(config->identity_cache_seconds)},
         appview::SecretBox(*config->session_key), written);
   }
 
@@ -146,7 +117,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // Imports run on a thread of their own, resuming unfinished jobs.
   appview::ImportRunner imports(config->db_path, config->busy_timeout_ms,
                                 [&](schema::Store& store, const schema::ImportJobRow& job) {
-                                  return import_sink(store, job, pds.get(), context.clock);
+                                  return appview::job_sink_for(store, job, pds.get(),
+                                                               context.clock);
                                 });
   imports.start();
   context.firehose = consumer ? &metrics : nullptr;

@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <ostream>
 
-#include "appview/xrpc/api.hpp"
 #include "appview/cli/args.hpp"
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
+#include "appview/xrpc/api.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
 

@@ -49,8 +49,8 @@ Result<TrustedProxies> TrustedProxies::parse(const std::vector<std::string>& ent
     const std::string_view address = std::string_view(entry).substr(0, slash);
     auto bytes = address_bytes(address);
     if (!bytes) {
-      return fail(ErrorCode::kInvalidRequest, "server.trustedProxies: \"" + entry +
-                                                  "\" is not an IP address or CIDR range");
+      return fail(ErrorCode::kInvalidRequest,
+                  "server.trustedProxies: \"" + entry + "\" is not an IP address or CIDR range");
     }
     const int max_bits = is_v4_mapped(*bytes) ? 32 : 128;
     int bits = max_bits;
@@ -76,8 +76,7 @@ bool TrustedProxies::contains(std::string_view address) const {
     int bits = range.prefix_bits;
     bool match = true;
     for (int i = 0; i < 16 && bits > 0 && match; ++i, bits -= 8) {
-      const std::uint8_t mask =
-          bits >= 8 ? 0xff : static_cast<std::uint8_t>(0xff << (8 - bits));
+      const std::uint8_t mask = bits >= 8 ? 0xff : static_cast<std::uint8_t>(0xff << (8 - bits));
       match = ((*bytes)[i] & mask) == (range.bytes[i] & mask);
     }
     if (match) return true;

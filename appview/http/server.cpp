@@ -35,8 +35,7 @@ std::string lower_trimmed(std::string_view text) {
 
 // Replies once and observes the reply task (an unobserved failure would kill
 // the process). `sent`, when given, learns whether the reply went out.
-void send(http_request request, http_response response,
-          std::function<void(bool)> sent = nullptr) {
+void send(http_request request, http_response response, std::function<void(bool)> sent = nullptr) {
   try {
     request.reply(response).then([sent](pplx::task<void> reply) {
       bool ok = true;
@@ -194,7 +193,8 @@ class WorkQueue {
 
 }  // namespace
 
-std::optional<Error> framing_problem(const std::vector<std::pair<std::string, std::string>>& headers) {
+std::optional<Error> framing_problem(
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   std::optional<std::string> length;
   std::optional<std::string> coding;
   int lengths = 0;
@@ -244,7 +244,8 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     const ErrorStatus& status = error_status(code);
     HttpResponse response;
     response.status = status.status;
-    response.body = "{\"error\":\"" + std::string(status.name) + "\",\"message\":\"" + error.message + "\"}";
+    response.body =
+        "{\"error\":\"" + std::string(status.name) + "\",\"message\":\"" + error.message + "\"}";
     return response;
   }
 
@@ -304,8 +305,8 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     };
     WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;
     if (!queue.push(std::move(job))) {
-      send(request, to_cpprest(refuse(ErrorCode::kUnavailable, "too many requests in progress"), false,
-                               false));
+      send(request, to_cpprest(refuse(ErrorCode::kUnavailable, "too many requests in progress"),
+                               false, false));
       finished();
     }
   }
@@ -324,14 +325,11 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       in.headers[lower_trimmed(name)] = value;
     }
     const auto& headers = request.headers();
-    const bool body_pending =
-        headers.has("Transfer-Encoding") ||
-        (headers.has("Content-Length") && headers.content_length() > 0) ||
-        in.headers.contains("transfer-encoding");
+    const bool body_pending = headers.has("Transfer-Encoding") ||
+                              (headers.has("Content-Length") && headers.content_length() > 0) ||
+                              in.headers.contains("transfer-encoding");
     if (auto problem = framing_problem(raw)) {
-      answer_unread(request,
-                    refuse(problem->code, problem->message),
-                    true);
+      answer_unread(request, refuse(problem->code, problem->message), true);
       finished();
       return;
     }
@@ -356,11 +354,11 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     }
     const std::size_t length = headers.has("Content-Length") ? headers.content_length() : 0;
     if (length > admission.body_limit) {
-      answer_unread(request,
-                    refuse(ErrorCode::kPayloadTooLarge,
-                           "the body is larger than " + std::to_string(admission.body_limit) +
-                               " bytes"),
-                    true);
+      answer_unread(
+          request,
+          refuse(ErrorCode::kPayloadTooLarge,
+                 "the body is larger than " + std::to_string(admission.body_limit) + " bytes"),
+          true);
       finished();
       return;
     }
@@ -415,8 +413,8 @@ Result<void> HttpServer::start() {
       try {
         state->on_request(request);
       } catch (...) {
-        send(request, to_cpprest(state->refuse(ErrorCode::kInternal, "the request failed"),
-                                 false, true));
+        send(request,
+             to_cpprest(state->refuse(ErrorCode::kInternal, "the request failed"), false, true));
         state->finished();
       }
     };

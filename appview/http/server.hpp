@@ -111,7 +111,8 @@ void init_cpprest_threads(int threads);
 // The framing problem of a request's headers (names as sent), or nullopt:
 // kInvalidRequest (400) or kLengthRequired (411). Exposed for tests; the
 // server applies it to every request.
-std::optional<Error> framing_problem(const std::vector<std::pair<std::string, std::string>>& headers);
+std::optional<Error> framing_problem(
+    const std::vector<std::pair<std::string, std::string>>& headers);
 
 class HttpServer {
  public:

@@ -103,8 +103,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   root.text = "Imported from " + request.source_name + " \u2014 " + today();
   root.created_at = created_at;
   root.sort_key_valid = true;
-  const std::string group =
-      schema::target_group(did, request.parent_rkey);
+  const std::string group = schema::target_group(did, request.parent_rkey);
   auto guard = locks.lock({group});
   NeighbourIntent intent;
   intent.parent_rkey = request.parent_rkey;
@@ -175,9 +174,10 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
   auto outcome = run_import_batch(store, sink, job.id, first_of_run);
   if (outcome) return outcome;
   spdlog::error("import {}: {}", job.id, outcome.error().message);
-  if (auto r = move_job(store, job, ImportState::kWaiting,
-                        schema::format_datetime(std::chrono::system_clock::now() + kRetryAfterFailure),
-                        append_error(job.errors_json, outcome.error().message));
+  if (auto r =
+          move_job(store, job, ImportState::kWaiting,
+                   schema::format_datetime(std::chrono::system_clock::now() + kRetryAfterFailure),
+                   append_error(job.errors_json, outcome.error().message));
       !r) {
     return std::unexpected(r.error());
   }
@@ -193,7 +193,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
   using schema::ImportState;
   auto set_state = [&](ImportState state, const std::optional<std::string>& resume_at,
                        const std::string& errors) -> Result<schema::ImportJobRow> {
-    if (auto r = move_job(store, job, state, resume_at, errors); !r) return std::unexpected(r.error());
+    if (auto r = move_job(store, job, state, resume_at, errors); !r)
+      return std::unexpected(r.error());
     return job;
   };
   if (job.state != ImportState::kRunning) {
@@ -212,7 +213,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     auto held = sink.holds(store, job.did, rows->front().rkey);
     if (held && *held) {
       spdlog::info("import {}: rows {}-{} are already in the repo", job.id, job.done, after);
-      if (auto r = store.import_jobs().set_done(job.id, after); !r) return std::unexpected(r.error());
+      if (auto r = store.import_jobs().set_done(job.id, after); !r)
+        return std::unexpected(r.error());
       job.done = after;
       return job;
     }
@@ -239,7 +241,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
       case ErrorCode::kUpstreamFailure:
       case ErrorCode::kUnavailable: {
         const auto resume = now + kRetryAfterFailure;
-        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, schema::format_datetime(resume));
+        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message,
+                     schema::format_datetime(resume));
         return set_state(ImportState::kWaiting, schema::format_datetime(resume),
                          append_error(job.errors_json, error.message));
       }

@@ -38,8 +38,10 @@ OutlineWriter::OutlineWriter(Format format, std::string_view title,
                              std::function<void(std::string_view)> sink)
     : format_(format), sink_(std::move(sink)) {
   if (format_ == Format::kOpml) {
-    out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n    <title>" +
-           escape_attribute(title) + "</title>\n  </head>\n  <body>\n";
+    out_ =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n    "
+        "<title>" +
+        escape_attribute(title) + "</title>\n  </head>\n  <body>\n";
   }
 }
 

@@ -72,13 +72,11 @@ Result<void> walk_outline(schema::Store& store, const std::string& did,
 }
 
 Result<Outline> read_outline(schema::Store& store, const std::string& did,
-                                      const std::optional<std::string>& root,
-                                      std::size_t max_nodes) {
+                             const std::optional<std::string>& root, std::size_t max_nodes) {
   Outline out;
   std::vector<std::ptrdiff_t> last_at_depth;  // the last node written at each depth
   bool too_many = false;
-  auto walked = walk_outline(store, did, root, [&](const OutlineNode& node,
-                                                   std::size_t depth) {
+  auto walked = walk_outline(store, did, root, [&](const OutlineNode& node, std::size_t depth) {
     if (out.nodes.size() >= max_nodes) {
       too_many = true;
       return false;

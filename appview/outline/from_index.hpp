@@ -24,7 +24,6 @@ Result<void> walk_outline(schema::Store& store, const std::string& did,
 
 // The same walk collected into an Outline; kPayloadTooLarge past `max_nodes`.
 Result<Outline> read_outline(schema::Store& store, const std::string& did,
-                                      const std::optional<std::string>& root,
-                                      std::size_t max_nodes);
+                             const std::optional<std::string>& root, std::size_t max_nodes);
 
 }  // namespace bulleted::appview::outline

@@ -101,8 +101,8 @@ class OutlineWriter {
   Format format_;
   std::function<void(std::string_view)> sink_;
   std::string out_;
-  std::size_t open_ = 0;          // OPML: <outline> elements open
-  bool pending_ = false;          // OPML: the last start tag is not ended yet
+  std::size_t open_ = 0;  // OPML: <outline> elements open
+  bool pending_ = false;  // OPML: the last start tag is not ended yet
   std::size_t pending_depth_ = 0;
 };
 

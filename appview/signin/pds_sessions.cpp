@@ -48,8 +48,8 @@ Error pds_error(const firehose::XrpcReply& reply, const std::string& what) {
   return Error{ErrorCode::kUpstreamFailure, what + ": the PDS answered " + detail};
 }
 
-PdsSessions::PdsSessions(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityResolver& identity,
-                         SecretBox box)
+PdsSessions::PdsSessions(std::shared_ptr<firehose::XrpcClient> client,
+                         identity::IdentityResolver& identity, SecretBox box)
     : client_(std::move(client)), identity_(identity), box_(std::move(box)) {}
 
 Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& identifier,
@@ -87,9 +87,9 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
   session.pds_url = *pds;
   NewSession created{session, new_token()};
   created.session.digest = token_digest(created.token);
-  if (auto r =
-          store.sessions().put({created.session.digest, session.did, session.handle, session.pds_url,
-                             box_.seal(session.access), box_.seal(session.refresh)});
+  if (auto r = store.sessions().put({created.session.digest, session.did, session.handle,
+                                     session.pds_url, box_.seal(session.access),
+                                     box_.seal(session.refresh)});
       !r) {
     return std::unexpected(r.error());
   }
@@ -179,7 +179,7 @@ Result<void> PdsSessions::spoil(schema::Store& store, PdsSession& session, bool 
   session.access = "spoiled-access-token";
   if (refresh_too) session.refresh = "spoiled-refresh-token";
   return store.sessions().update_tokens(session.digest, box_.seal(session.access),
-                                     box_.seal(session.refresh));
+                                        box_.seal(session.refresh));
 }
 
 }  // namespace bulleted::appview

@@ -15,9 +15,9 @@
 #include <optional>
 #include <string>
 
-#include "firehose/identity/identity.hpp"
 #include "appview/signin/secret_box.hpp"
 #include "firehose/client/xrpc_client.hpp"
+#include "firehose/identity/identity.hpp"
 #include "schema/store.hpp"
 
 namespace bulleted::appview {

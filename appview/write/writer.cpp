@@ -136,8 +136,7 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
                                    const NeighbourIntent& intent, const NodeFields& fields) {
   if (!fields.text) return fail(ErrorCode::kInvalidRequest, "text is required");
   if (auto r = check_text(fields); !r) return std::unexpected(r.error());
-  const std::string group =
-      schema::target_group(did, intent.parent_rkey);
+  const std::string group = schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {group});
   const std::string rkey = clock_.next().str();
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
@@ -164,8 +163,7 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
                                  const std::string& rkey, const NeighbourIntent& intent) {
   auto existing = store.node(did, rkey);
   if (!existing) return std::unexpected(existing.error());
-  const std::string target =
-      schema::target_group(did, intent.parent_rkey);
+  const std::string target = schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {existing->group, target});
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
     auto record = current_record(store, did, rkey);
@@ -189,8 +187,7 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
       }
       if (end == schema::Store::AncestorsEnd::kDepthLimit) {
         return fail(ErrorCode::kWouldCycle,
-                    "the new parent is more than " +
-                        std::to_string(schema::Store::kMaxAncestors) +
+                    "the new parent is more than " + std::to_string(schema::Store::kMaxAncestors) +
                         " levels deep: the move cannot be shown to make no cycle");
       }
     }

@@ -132,5 +132,4 @@ class Writer {
 // sha2-256).
 std::string record_cid(const schema::NodeRecord& record);
 
-
 }  // namespace bulleted::appview

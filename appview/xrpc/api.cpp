@@ -10,7 +10,6 @@
 
 namespace bulleted::appview {
 
-
 schema::Store& Api::store() {
   // One connection per worker thread and database.
   thread_local std::map<std::string, std::unique_ptr<schema::Store>> stores;
@@ -41,7 +40,8 @@ Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
 
 Result<std::string> Api::authorize(const HttpRequest& request, const std::string& repo) {
   auto token = bearer_token(request);
-  if (!token) return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
+  if (!token)
+    return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
   const std::string digest = token_digest(*token);
   auto did = store().tokens().did_of(digest);
   if (!did) return std::unexpected(did.error());
@@ -110,8 +110,8 @@ bool operators_path(std::string_view path) {
 
 Error rate_limited(int wait, std::string_view setting) {
   Error limited{ErrorCode::kRateLimited, "too many requests from this client; retry in " +
-                                             std::to_string(wait) + " s (" +
-                                             std::string(setting) + ")"};
+                                             std::to_string(wait) + " s (" + std::string(setting) +
+                                             ")"};
   limited.retry_after_seconds = wait;
   return limited;
 }
@@ -157,8 +157,8 @@ Admission Api::admit(const HttpRequestHead& head) {
   const std::string nsid = head.path.substr(6);
   const ApiMethod* method = find_method(nsid);
   if (method == nullptr) {
-    admission.refusal =
-        refused("unknown", error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid}));
+    admission.refusal = refused(
+        "unknown", error_response(Error{ErrorCode::kMethodNotImplemented, "no method " + nsid}));
     return admission;
   }
   if (auto wrong = wrong_http_method(*method, head.method)) {
@@ -193,9 +193,9 @@ Admission Api::admit(const HttpRequestHead& head) {
           refused(nsid, error_response(rate_limited(*wait, "limits.procedureRatePerMinute")));
       return admission;
     }
-    admission.refusal = refused(
-        nsid, error_response(Error{ErrorCode::kAuthRequired,
-                                   "procedures need an Authorization: Bearer token"}));
+    admission.refusal =
+        refused(nsid, error_response(Error{ErrorCode::kAuthRequired,
+                                           "procedures need an Authorization: Bearer token"}));
     return admission;
   }
   auto did = bearer_did(*token);
@@ -212,8 +212,8 @@ Admission Api::admit(const HttpRequestHead& head) {
     return admission;
   }
   if (!*did) {
-    admission.refusal = refused(
-        nsid, error_response(Error{ErrorCode::kAuthRequired, "the token is not valid"}));
+    admission.refusal =
+        refused(nsid, error_response(Error{ErrorCode::kAuthRequired, "the token is not valid"}));
     return admission;
   }
   admission.body_limit = nsid == "app.bulleted.importOutline" ? context_.config.max_import_bytes
@@ -251,8 +251,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
         response = call_method(*this, *method, request);
       }
     } else {
-      response = error_response(
-          Error{ErrorCode::kNotFound, "no such path; the API lives under /xrpc/"});
+      response =
+          error_response(Error{ErrorCode::kNotFound, "no such path; the API lives under /xrpc/"});
     }
   } catch (const std::exception& e) {
     spdlog::error("{} {} failed: {}", request.method, request.path, e.what());

@@ -17,11 +17,11 @@
 #include <string>
 #include <string_view>
 
-#include "appview/http/client_address.hpp"
-#include "appview/signin/tokens.hpp"
 #include "appview/config.hpp"
+#include "appview/http/client_address.hpp"
 #include "appview/http/server.hpp"
 #include "appview/imports/import_jobs.hpp"
+#include "appview/signin/tokens.hpp"
 #include "appview/write/pds_sink.hpp"
 #include "appview/write/placement.hpp"
 #include "appview/xrpc/rate_limiter.hpp"
@@ -33,20 +33,6 @@
 namespace bulleted::appview {
 
 inline constexpr std::string_view kVersion = "0.1.0";
-
-// What pds mode adds: identity, sessions, and the repo heads and revs this
-// app view wrote (shared with the firehose consumer).
-struct PdsServices {
-  PdsServices(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityOptions identity_options,
-              SecretBox box, firehose::WrittenRevs& written_revs)
-      : identity(client, std::move(identity_options)),
-        sessions(client, identity, std::move(box)),
-        written(written_revs) {}
-  identity::IdentityResolver identity;
-  PdsSessions sessions;
-  RepoHeads heads;
-  firehose::WrittenRevs& written;
-};
 
 // Request bodies the front reads without credentials, and for queries.
 inline constexpr std::size_t kSignInBodyBytes = 8 * 1024;
@@ -74,7 +60,7 @@ struct AppContext {
   ordering::TidClock clock;
   RequestMetrics metrics;
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
-  PdsServices* pds = nullptr;  // set exactly in pds mode (config.mode)
+  PdsServices* pds = nullptr;                           // set exactly in pds mode (config.mode)
   ImportRunner* imports = nullptr;                      // null when imports are not run
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
@@ -105,6 +91,5 @@ class Api {
 
 // The token of an `Authorization: Bearer <token>` header, or nullopt.
 std::optional<std::string> bearer_token(const HttpRequestHead& request);
-
 
 }  // namespace bulleted::appview

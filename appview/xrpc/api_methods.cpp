@@ -4,10 +4,10 @@
 
 #include <variant>
 
-#include "appview/xrpc/method_inputs.hpp"
-#include "appview/xrpc/views.hpp"
 #include "appview/outline/from_index.hpp"
 #include "appview/write/writer.hpp"
+#include "appview/xrpc/method_inputs.hpp"
+#include "appview/xrpc/views.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "schema/syntax.hpp"
 
@@ -324,10 +324,10 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
                                     if (open) open = out.write(piece);
                                   });
     auto walked = outline::walk_outline(ApiMethods::store(api), repo, root,
-                               [&](const outline::OutlineNode& node, std::size_t depth) {
-                                 writer.node(node, depth);
-                                 return open;
-                               });
+                                        [&](const outline::OutlineNode& node, std::size_t depth) {
+                                          writer.node(node, depth);
+                                          return open;
+                                        });
     if (!walked) {
       // The status is sent: all that is left is to cut the answer short.
       spdlog::error("export of {} failed: {}", repo, walked.error().message);

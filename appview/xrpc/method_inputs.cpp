@@ -29,7 +29,6 @@ Result<std::optional<std::string>> optional_rkey_param(const XrpcParams& params,
   return value;
 }
 
-
 Result<NeighbourIntent> intent_of(const Body& body) {
   NeighbourIntent intent;
   auto parent = body.rkey("parentRkey");

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "firehose/bounded_queue.hpp"
-#include "firehose/records.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
+#include "firehose/records.hpp"
 
 namespace bulleted::firehose {
 namespace {
@@ -239,8 +239,8 @@ void FirehoseConsumer::indexing_loop() {
       if (it->second.next > Clock::now()) continue;
       const std::string did = it->first;
       auto car = fetcher->get_repo(did);
-      Result<RepoSnapshot> applied =
-          car ? ingestor.resync_from_car(*car, did) : Result<RepoSnapshot>(std::unexpected(car.error()));
+      Result<RepoSnapshot> applied = car ? ingestor.resync_from_car(*car, did)
+                                         : Result<RepoSnapshot>(std::unexpected(car.error()));
       if (applied) {
         resyncs.erase(it);
       } else if (++it->second.attempts >= options_.resync_attempts ||

@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
+#include "firehose/client/websocket_session.hpp"
 #include "firehose/ingestor.hpp"
 #include "firehose/metrics.hpp"
-#include "firehose/client/websocket_session.hpp"
 #include "schema/error.hpp"
 #include "schema/store.hpp"
 

@@ -8,16 +8,16 @@
 
 #include <sstream>
 
-#include "appview/xrpc/api.hpp"
 #include "appview/http/client_address.hpp"
 #include "appview/imports/import_jobs.hpp"
-#include "appview/xrpc/json_body.hpp"
 #include "appview/logging.hpp"
 #include "appview/outline/from_index.hpp"
 #include "appview/outline/outline.hpp"
+#include "appview/write/writer.hpp"
+#include "appview/xrpc/api.hpp"
+#include "appview/xrpc/json_body.hpp"
 #include "appview/xrpc/rate_limiter.hpp"
 #include "appview/xrpc/views.hpp"
-#include "appview/write/writer.hpp"
 #include "schema/node_record.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -46,7 +46,8 @@ TEST(JsonBodyTest, KeepsTopLevelScalarsAndOnlyTheKindOfNestedValues) {
 
 TEST(JsonBodyTest, NestingPastTheLimitStopsTheParse) {
   // The abuse report's body, scaled down: {"x": followed by brackets.
-  const std::string deep = "{\"x\":" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
+  const std::string deep =
+      "{\"x\":" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
   auto body = JsonBody::parse(deep);
   ASSERT_FALSE(body.has_value());
   EXPECT_EQ(body.error().code, ErrorCode::kInvalidRequest);
@@ -60,7 +61,8 @@ TEST(JsonBodyTest, NestingPastTheLimitStopsTheParse) {
 }
 
 TEST(JsonBodyTest, RefusesWhatIsNotOneObject) {
-  for (const char* text : {"[1,2]", "\"x\"", "5", "{not json", "{\"a\":1} {\"b\":2}", "", "{\"a\":"}) {
+  for (const char* text :
+       {"[1,2]", "\"x\"", "5", "{not json", "{\"a\":1} {\"b\":2}", "", "{\"a\":"}) {
     auto body = JsonBody::parse(text);
     EXPECT_FALSE(body.has_value()) << text;
     if (!body) {
@@ -101,8 +103,7 @@ TEST(TrustedProxiesTest, ForwardedHeadersCountOnlyFromATrustedPeer) {
             "127.0.0.1");
   // Without trusted proxies nothing is believed.
   TrustedProxies none;
-  EXPECT_EQ(none.client_address(from("127.0.0.1", {{"x-forwarded-for", "1.2.3.4"}})),
-            "127.0.0.1");
+  EXPECT_EQ(none.client_address(from("127.0.0.1", {{"x-forwarded-for", "1.2.3.4"}})), "127.0.0.1");
   EXPECT_TRUE(proxies->contains("10.255.0.1"));
   EXPECT_FALSE(proxies->contains("11.0.0.1"));
   EXPECT_TRUE(proxies->contains("fd12::1"));
@@ -233,7 +234,8 @@ TEST(RichTextTest, HostileMarkupDecodesToItsText) {
   EXPECT_EQ(outline::decode_rich_text(lts).text, lts);
   const std::string amps(200'000, '&');
   EXPECT_EQ(outline::decode_rich_text(amps).text, amps);
-  EXPECT_EQ(outline::decode_rich_text("&amp;&lt;b&gt; &#x41;&#66;&bogus; &").text, "&<b> AB&bogus; &");
+  EXPECT_EQ(outline::decode_rich_text("&amp;&lt;b&gt; &#x41;&#66;&bogus; &").text,
+            "&<b> AB&bogus; &");
   // The innermost of equal tags closes first.
   auto nested = outline::decode_rich_text("<b>a<i>b<b>c</b>d</i>e</b>");
   EXPECT_EQ(nested.text, "abcde");
@@ -285,7 +287,8 @@ TEST(ExportTest, TheWriterSendsPiecesAsItGoes) {
   outline::OutlineWriter writer(outline::Format::kOpml, "t",
                                 [&](std::string_view piece) { pieces.push_back(piece.size()); });
   const Outline tree = chain(5'000);
-  for (std::size_t i = 0; i < tree.nodes.size(); ++i) writer.node(tree.nodes[i], std::min(i, std::size_t{40}));
+  for (std::size_t i = 0; i < tree.nodes.size(); ++i)
+    writer.node(tree.nodes[i], std::min(i, std::size_t{40}));
   EXPECT_GT(pieces.size(), 2u) << "flushed before the end";
   for (std::size_t size : pieces) EXPECT_LT(size, 200u * 1024);
   writer.finish();
@@ -301,17 +304,20 @@ TEST(FacetTest, OnlyValidFacetsAreKept) {
   };
   const json bold = {{"$type", "app.bulleted.node#bold"}};
   const json cases = json::array({
-      facet(0, 5, bold),                                                          // kept
-      facet(0, 2, bold),                                                          // mid-character
-      facet(5, 5, bold),                                                          // empty
-      facet(3, 99, bold),                                                         // past the text
-      facet(-1, 3, bold),                                                         // negative
+      facet(0, 5, bold),   // kept
+      facet(0, 2, bold),   // mid-character
+      facet(5, 5, bold),   // empty
+      facet(3, 99, bold),  // past the text
+      facet(-1, 3, bold),  // negative
       facet(6, 11, {{"$type", "app.bulleted.node#link"}, {"uri", "javascript:alert(1)"}}),
       facet(6, 11, {{"$type", "app.bulleted.node#link"}, {"uri", "HTTPS://example.com/"}}),  // kept
       facet(6, 11, {{"$type", "app.bulleted.node#link"}, {"uri", "mailto:a@example.com"}}),  // kept
       facet(6, 11, {{"$type", "app.bulleted.node#link"}, {"uri", "data:text/html,x"}}),
       facet(0, 1, {{"$type", "app.bulleted.node#highlight"}, {"color", std::string(65, 'r')}}),
-      facet(0, 1, {{"$type", "app.bulleted.node#highlight"}, {"color", "red"}, {"extra", std::string(1000, 'x')}}),  // kept, trimmed
+      facet(0, 1,
+            {{"$type", "app.bulleted.node#highlight"},
+             {"color", "red"},
+             {"extra", std::string(1000, 'x')}}),  // kept, trimmed
       facet(0, 1, {{"$type", "app.bulleted.node#blink"}}),
       json("not an object"),
   });
@@ -322,7 +328,8 @@ TEST(FacetTest, OnlyValidFacetsAreKept) {
   EXPECT_EQ(kept[0], facet(0, 5, bold));
   EXPECT_EQ(kept[1]["features"][0]["uri"], "HTTPS://example.com/");
   EXPECT_EQ(kept[2]["features"][0]["uri"], "mailto:a@example.com");
-  EXPECT_EQ(kept[3]["features"][0], json({{"$type", "app.bulleted.node#highlight"}, {"color", "red"}}));
+  EXPECT_EQ(kept[3]["features"][0],
+            json({{"$type", "app.bulleted.node#highlight"}, {"color", "red"}}));
   EXPECT_EQ(problems.size(), 9u);
   // Bounded in count and in bytes, whatever arrives.
   json many = json::array();
@@ -334,13 +341,14 @@ TEST(FacetTest, OnlyValidFacetsAreKept) {
 }
 
 TEST(FacetTest, ARecordFromTheNetworkKeepsItsTextWithoutItsBadFacets) {
-  json record = {{"$type", "app.bulleted.node"},
-                 {"text", "click"},
-                 {"sortKey", "a0"},
-                 {"createdAt", "2026-12-01T00:00:00.000Z"},
-                 {"facets", json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
-                                          {"features", json::array({{{"$type", "app.bulleted.node#link"},
-                                                                      {"uri", "javascript:x"}}})}}})}};
+  json record = {
+      {"$type", "app.bulleted.node"},
+      {"text", "click"},
+      {"sortKey", "a0"},
+      {"createdAt", "2026-12-01T00:00:00.000Z"},
+      {"facets", json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+                               {"features", json::array({{{"$type", "app.bulleted.node#link"},
+                                                          {"uri", "javascript:x"}}})}}})}};
   auto parsed = schema::parse_node_record(record);
   ASSERT_TRUE(parsed.has_value()) << parsed.error();
   EXPECT_EQ(parsed->text, "click");
@@ -473,11 +481,11 @@ TEST_F(IndexAbuseTest, AnImportDropsInvalidFacetsAndListsThem) {
   Outline tree;
   outline::OutlineNode node;
   node.text = "click me";
-  node.facets = json::array(
-      {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
-        {"features", json::array({{{"$type", "app.bulleted.node#link"}, {"uri", "javascript:alert(1)"}}})}},
-       {{"index", {{"byteStart", 6}, {"byteEnd", 8}}},
-        {"features", json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+  node.facets = json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+                              {"features", json::array({{{"$type", "app.bulleted.node#link"},
+                                                         {"uri", "javascript:alert(1)"}}})}},
+                             {{"index", {{"byteStart", 6}, {"byteEnd", 8}}},
+                              {"features", json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
   tree.nodes.push_back(node);
   auto job = plan_import(*store_, locks_, clock_, {kDid, std::nullopt}, tree);
   ASSERT_TRUE(job.has_value()) << job.error().message;
@@ -541,7 +549,8 @@ class AdmitTest : public ::testing::Test {
     api_ = std::make_unique<Api>(*context_);
   }
   Admission admit(const std::string& nsid, const std::string& peer,
-                  std::map<std::string, std::string> headers = {}, const std::string& method = "POST") {
+                  std::map<std::string, std::string> headers = {},
+                  const std::string& method = "POST") {
     HttpRequestHead head;
     head.method = method;
     head.path = "/xrpc/" + nsid;
@@ -562,14 +571,17 @@ class AdmitTest : public ::testing::Test {
 TEST_F(AdmitTest, ProceduresNeedAValidTokenBeforeTheirBody) {
   const auto anonymous = admit("app.bulleted.importOutline", "198.51.100.1");
   EXPECT_EQ(status(anonymous), 401);
-  const auto forged = admit("app.bulleted.importOutline", "198.51.100.1", {{"authorization", "Bearer nope"}});
+  const auto forged =
+      admit("app.bulleted.importOutline", "198.51.100.1", {{"authorization", "Bearer nope"}});
   EXPECT_EQ(status(forged), 401);
-  const auto valid = admit("app.bulleted.importOutline", "198.51.100.1",
-                           {{"authorization", "Bearer " + token_}});
+  const auto valid =
+      admit("app.bulleted.importOutline", "198.51.100.1", {{"authorization", "Bearer " + token_}});
   EXPECT_EQ(status(valid), 0);
   EXPECT_EQ(valid.body_limit, config_.max_import_bytes);
-  EXPECT_EQ(admit("app.bulleted.createNode", "198.51.100.1", {{"authorization", "Bearer " + token_}}).body_limit,
-            config_.max_body_bytes);
+  EXPECT_EQ(
+      admit("app.bulleted.createNode", "198.51.100.1", {{"authorization", "Bearer " + token_}})
+          .body_limit,
+      config_.max_body_bytes);
   EXPECT_EQ(admit("app.bulleted.createSession", "198.51.100.2").body_limit, kSignInBodyBytes);
   EXPECT_EQ(admit("app.bulleted.getNode", "198.51.100.2", {}, "GET").body_limit, kQueryBodyBytes);
   EXPECT_EQ(status(admit("app.bulleted.getNode", "198.51.100.2")), 405) << "POST to a query";
@@ -587,13 +599,17 @@ TEST_F(AdmitTest, ARandomTokenPerRequestIsCountedAgainstTheAddress) {
                            {{"authorization", "Bearer random-" + std::to_string(i)}})),
               401);
   }
-  const auto limited = admit("app.bulleted.createNode", "198.51.100.7",
-                             {{"authorization", "Bearer random-again"}});
+  const auto limited =
+      admit("app.bulleted.createNode", "198.51.100.7", {{"authorization", "Bearer random-again"}});
   EXPECT_EQ(status(limited), 429);
   EXPECT_NE(limited.refusal->body.find("RateLimitExceeded"), std::string::npos);
   // The valid token has a bucket of its own, and so has another address.
-  EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.7", {{"authorization", "Bearer " + token_}})), 0);
-  EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.8", {{"authorization", "Bearer x"}})), 401);
+  EXPECT_EQ(status(admit("app.bulleted.createNode", "198.51.100.7",
+                         {{"authorization", "Bearer " + token_}})),
+            0);
+  EXPECT_EQ(
+      status(admit("app.bulleted.createNode", "198.51.100.8", {{"authorization", "Bearer x"}})),
+      401);
 }
 
 TEST_F(AdmitTest, BehindATrustedProxyEachClientHasItsOwnLimits) {
@@ -663,9 +679,10 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   config_.handle_resolver = "http://127.0.0.1:1";
   config_.mode = Mode::kPds;
   firehose::WrittenRevs written;
-  PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
-                  identity::IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
-                  SecretBox("a key of at least thirty-two characters"), written);
+  PdsServices pds(
+      firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
+      identity::IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
+      SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
   context.pds = &pds;
   Api api(context);

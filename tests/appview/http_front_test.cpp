@@ -164,8 +164,8 @@ TEST_F(HttpFrontTest, FramingProblemsAreAnsweredOverTheWire) {
   // client waiting on Expect: 100-continue hears at once.
   const std::string body(8192, 'b');
   EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n"
-                                "Transfer-Encoding: chunked\r\n\r\n2000\r\n" + body +
-                                "\r\n0\r\n\r\n")),
+                                "Transfer-Encoding: chunked\r\n\r\n2000\r\n" +
+                                body + "\r\n0\r\n\r\n")),
             "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : xchunked\r\n"
                                 "Expect: 100-continue\r\n\r\n")),
@@ -195,13 +195,15 @@ TEST_F(HttpFrontTest, AdmissionIsDecidedBeforeTheBodyIsRead) {
   // Announced, never sent: a client waiting on Expect: 100-continue is
   // answered anyway (cpprest would otherwise wait for the body to reply).
   Client anonymous(port_);
-  anonymous.send("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 50000000\r\nExpect: 100-continue\r\n\r\n");
+  anonymous.send(
+      "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 50000000\r\nExpect: 100-continue\r\n\r\n");
   const std::string refused = anonymous.response();
   EXPECT_EQ(status_line(refused), "HTTP/1.1 401 Unauthorized");
   EXPECT_NE(refused.find("Connection: close"), std::string::npos);
   Client too_large(port_);
-  too_large.send("POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 20000000\r\n"
-                 "Expect: 100-continue\r\n\r\n");
+  too_large.send(
+      "POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 20000000\r\n"
+      "Expect: 100-continue\r\n\r\n");
   EXPECT_EQ(status_line(too_large.response()), "HTTP/1.1 413 Request Entity Too Large");
   // Without Expect the refused body is drained as it comes, then answered.
   EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 300000\r\n\r\n" +
@@ -210,7 +212,8 @@ TEST_F(HttpFrontTest, AdmissionIsDecidedBeforeTheBodyIsRead) {
   EXPECT_EQ(handled.load(), 0);
   // Within the limit the body is read whole.
   const std::string body(1024, 'b');
-  const std::string fine = request("POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 1024\r\n\r\n" + body);
+  const std::string fine = request(
+      "POST /x HTTP/1.1\r\nHost: h\r\nAuthorization: yes\r\nContent-Length: 1024\r\n\r\n" + body);
   EXPECT_EQ(status_line(fine), "HTTP/1.1 200 OK");
   EXPECT_TRUE(fine.ends_with("read 1024"));
 }

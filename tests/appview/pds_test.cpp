@@ -2,10 +2,10 @@
 // locations and services, and what a PDS's error answer becomes.
 #include <gtest/gtest.h>
 
-#include "firehose/identity/identity.hpp"
 #include "appview/signin/pds_sessions.hpp"
-#include "appview/xrpc/rate_limiter.hpp"
 #include "appview/signin/secret_box.hpp"
+#include "appview/xrpc/rate_limiter.hpp"
+#include "firehose/identity/identity.hpp"
 
 namespace bulleted::appview {
 namespace {

@@ -1,9 +1,9 @@
 // libFuzzer target: the JSON bodies of every procedure (and, when the first
 // byte's high bit is set, a forged token and forwarded addresses through
-// admission), through the same handler the HTTP server calls, against a real SQLite index (local mode,
-// with a valid token). Any body must get an XRPC answer: a JSON object with
-// `error` and `message` and a 4xx status, or a 2xx; never a 5xx, a crash or a
-// hang. The first byte picks the procedure.
+// admission), through the same handler the HTTP server calls, against a real SQLite index (local
+// mode, with a valid token). Any body must get an XRPC answer: a JSON object with `error` and
+// `message` and a 4xx status, or a 2xx; never a 5xx, a crash or a hang. The first byte picks the
+// procedure.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -80,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if ((data[0] & 0x80) != 0) {
     // The head from the input too: a forged token and forwarded addresses
     // (127.0.0.1 is a trusted proxy here) must give a refusal or a limit.
-    const std::string_view head_bytes(request.body.data(), std::min<std::size_t>(64, request.body.size()));
+    const std::string_view head_bytes(request.body.data(),
+                                      std::min<std::size_t>(64, request.body.size()));
     request.headers["authorization"] = "Bearer " + std::string(head_bytes);
     request.headers["x-forwarded-for"] = std::string(head_bytes);
     request.headers["x-real-ip"] = std::string(head_bytes);

@@ -1,10 +1,11 @@
 // The one error table against its vector file: every code once, in order,
 // with the status and XRPC name frontends see.
+#include "schema/error.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "schema/error.hpp"
 #include "tests/support/vector_file.hpp"
 
 namespace bulleted {

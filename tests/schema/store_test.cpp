@@ -445,7 +445,8 @@ TEST_F(StoreTest, TokensAndSessionsAreFoundOnlyByTheirWholeDigest) {
   EXPECT_FALSE(store_->tokens().did_of(selector).value().has_value());
   EXPECT_FALSE(store_->tokens().did_of(first + "0").value().has_value());
 
-  ASSERT_TRUE(store_->sessions().put({first, "did:plc:s1", std::nullopt, "http://pds", "a1", "r1"}));
+  ASSERT_TRUE(
+      store_->sessions().put({first, "did:plc:s1", std::nullopt, "http://pds", "a1", "r1"}));
   ASSERT_TRUE(store_->sessions().put({second, "did:plc:s2", "two.test", "http://pds", "a2", "r2"}));
   auto found = store_->sessions().find(second).value();
   ASSERT_TRUE(found.has_value());
