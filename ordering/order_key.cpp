@@ -1,3 +1,7 @@
+// Order keys in one file past the usual size: validation, comparison,
+// between, n_between and increment/decrement all work on one key
+// representation and share its helpers; split apart they would each need
+// the others' internals. The register fast paths live in key_block.hpp.
 #include "ordering/order_key.hpp"
 
 #include <algorithm>
