@@ -19,6 +19,7 @@
 #include "appview/xrpc/rate_limiter.hpp"
 #include "appview/xrpc/views.hpp"
 #include "schema/node_record.hpp"
+#include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -358,19 +359,8 @@ TEST(FacetTest, ARecordFromTheNetworkKeepsItsTextWithoutItsBadFacets) {
 
 // ---- against a real index
 
-class IndexAbuseTest : public ::testing::Test {
+class IndexAbuseTest : public testing::IndexTest {
  protected:
-  void SetUp() override {
-    auto opened = schema::Store::open(dir_.file("index.db"));
-    ASSERT_TRUE(opened.has_value());
-    store_ = std::move(*opened);
-  }
-  void apply(std::vector<schema::RecordOp> ops) {
-    schema::ApplyBatch batch;
-    batch.ops = std::move(ops);
-    auto outcome = store_->apply(batch);
-    ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
-  }
   std::string create(const NeighbourIntent& intent, const std::string& text) {
     LocalSink sink(clock_);
     Writer writer(locks_, clock_, sink);
@@ -397,8 +387,6 @@ class IndexAbuseTest : public ::testing::Test {
   }
 
   const std::string kDid = "did:plc:alice";
-  testing::TempDir dir_;
-  std::unique_ptr<schema::Store> store_;
   GroupLocks locks_;
   ordering::TidClock clock_;
 };

@@ -12,6 +12,7 @@
 #include "appview/write/writer.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "ordering/random_source.hpp"
+#include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vector_file.hpp"
@@ -28,18 +29,8 @@ std::vector<std::string> split(const std::string& text, char by) {
   return out;
 }
 
-class WritePathTest : public ::testing::Test {
+class WritePathTest : public testing::IndexTest {
  protected:
-  void SetUp() override {
-    auto opened = schema::Store::open(dir_.file("index.db"));
-    ASSERT_TRUE(opened.has_value());
-    store_ = std::move(*opened);
-  }
-  void apply(std::vector<schema::RecordOp> ops) {
-    schema::ApplyBatch batch;
-    batch.ops = std::move(ops);
-    ASSERT_TRUE(store_->apply(batch).has_value());
-  }
   // The top-level group in order, as rkeys.
   std::vector<std::string> order() {
     auto page = store_->children({.did = kDid, .limit = 1000});
@@ -48,8 +39,6 @@ class WritePathTest : public ::testing::Test {
     return out;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<schema::Store> store_;
   GroupLocks locks_;
   ordering::TidClock clock_;
 };
@@ -62,11 +51,7 @@ TEST_F(WritePathTest, PlacementVectors) {
   for (const auto& line : lines) {
     ASSERT_GE(line.fields.size(), 4u) << "line " << line.line_number;
     SCOPED_TRACE("line " + std::to_string(line.line_number) + ": " + line.raw);
-    // A fresh group for each case.
-    store_.reset();
-    auto opened = schema::Store::open(dir_.file("case" + std::to_string(++n) + ".db"));
-    ASSERT_TRUE(opened.has_value());
-    store_ = std::move(*opened);
+    reopen("case" + std::to_string(++n) + ".db");  // a fresh group for each case
     std::vector<schema::RecordOp> ops;
     if (line.fields[0] != "(empty)") {
       for (const auto& item : split(line.fields[0], ',')) {
