@@ -13,11 +13,6 @@ bool expired_token(const firehose::XrpcReply& reply) {
          (name == "ExpiredToken" || name == "InvalidToken");
 }
 
-std::string text_field(const nlohmann::json& json, const char* name) {
-  auto it = json.find(name);
-  return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 Error pds_error(const firehose::XrpcReply& reply, const std::string& what) {
@@ -77,13 +72,13 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
   }
   auto json = reply->json();
   PdsSession session;
-  session.did = text_field(json, "did");
-  session.access = text_field(json, "accessJwt");
-  session.refresh = text_field(json, "refreshJwt");
+  session.did = firehose::json_text(json, {"did"});
+  session.access = firehose::json_text(json, {"accessJwt"});
+  session.refresh = firehose::json_text(json, {"refreshJwt"});
   if (session.did != *did || session.access.empty() || session.refresh.empty()) {
     return fail(ErrorCode::kUpstreamFailure, "createSession: the PDS's answer is incomplete");
   }
-  if (auto handle = text_field(json, "handle"); !handle.empty()) session.handle = handle;
+  if (auto handle = firehose::json_text(json, {"handle"}); !handle.empty()) session.handle = handle;
   session.pds_url = *pds;
   NewSession created{session, new_token()};
   created.session.digest = token_digest(created.token);
@@ -154,8 +149,8 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
     return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
   }
   auto json = reply->json();
-  const std::string access = text_field(json, "accessJwt");
-  const std::string refresh = text_field(json, "refreshJwt");
+  const std::string access = firehose::json_text(json, {"accessJwt"});
+  const std::string refresh = firehose::json_text(json, {"refreshJwt"});
   if (access.empty() || refresh.empty()) {
     return fail(ErrorCode::kUpstreamFailure, "refreshSession: the PDS's answer is incomplete");
   }

@@ -22,16 +22,6 @@ nlohmann::json write_json(const RecordWrite& write) {
   return json;
 }
 
-std::string text_at(const nlohmann::json& json, const char* a, const char* b = nullptr) {
-  const nlohmann::json* at = &json;
-  for (const char* key : {a, b}) {
-    if (key == nullptr) break;
-    if (!at->is_object() || !at->contains(key)) return "";
-    at = &(*at)[key];
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
-
 }  // namespace
 
 void RepoHeads::set(const std::string& did, Head head) {
@@ -57,7 +47,7 @@ Result<std::string> PdsSink::swap_commit(schema::Store& store, const std::string
   if (!reply) return std::unexpected(reply.error());
   if (reply->status != 200) return std::unexpected(pds_error(*reply, "getLatestCommit"));
   auto json = reply->json();
-  RepoHeads::Head head{text_at(json, "rev"), text_at(json, "cid")};
+  RepoHeads::Head head{firehose::json_text(json, {"rev"}), firehose::json_text(json, {"cid"})};
   if (head.rev.empty() || head.cid.empty()) {
     return fail(ErrorCode::kUpstreamFailure, "getLatestCommit: the PDS's answer is incomplete");
   }
@@ -95,8 +85,8 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 200) return std::unexpected(pds_error(*reply, "applyWrites"));
     auto json = reply->json();
-    const std::string rev = text_at(json, "commit", "rev");
-    const std::string cid = text_at(json, "commit", "cid");
+    const std::string rev = firehose::json_text(json, {"commit", "rev"});
+    const std::string cid = firehose::json_text(json, {"commit", "cid"});
     auto results = json.is_object() ? json.find("results") : json.end();
     if (rev.empty() || cid.empty() || results == json.end() || !results->is_array() ||
         results->size() != end - start) {
@@ -111,7 +101,7 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
       op.rkey = writes[i].rkey;
       op.rev = rev;
       if (writes[i].record) {
-        op.cid = text_at((*results)[i - start], "cid");
+        op.cid = firehose::json_text((*results)[i - start], {"cid"});
         if (op.cid.empty()) op.cid = record_cid(*writes[i].record);
         op.record = writes[i].record;
         committed.cids[op.rkey] = op.cid;

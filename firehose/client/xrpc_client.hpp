@@ -28,6 +28,11 @@ struct XrpcRequest {
   std::optional<std::string> bearer;   // Authorization: Bearer ...
 };
 
+// The string at `path` in an answer's JSON (object keys, outermost first),
+// or "" when it is missing or not a string: how every reader of XRPC answers
+// takes a field.
+std::string json_text(const nlohmann::json& json, std::initializer_list<const char*> path);
+
 struct XrpcReply {
   int status = 0;
   std::string body;                            // raw bytes
