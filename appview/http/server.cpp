@@ -5,6 +5,7 @@
 #include <cpprest/http_listener.h>
 #include <cpprest/producerconsumerstream.h>
 #include <pplx/threadpool.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -241,11 +242,12 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   HttpResponse refuse(ErrorCode code, std::string message) const {
     const Error error{code, std::move(message)};
     if (options.refusal) return options.refusal(error);
+    // Messages may quote the request (a transfer coding): escaped as JSON.
     const ErrorStatus& status = error_status(code);
     HttpResponse response;
     response.status = status.status;
-    response.body =
-        "{\"error\":\"" + std::string(status.name) + "\",\"message\":\"" + error.message + "\"}";
+    response.body = nlohmann::json{{"error", status.name}, {"message", error.message}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
     return response;
   }
 
