@@ -58,7 +58,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   std::map<std::ptrdiff_t, std::vector<std::string>> group_keys;
   for (const auto& [group, size] : group_sizes) {
     auto keys = ordering::n_between(std::nullopt, std::nullopt, size, planning_jitter());
-    if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+    if (!keys) return std::unexpected(key_error(keys.error()));
     group_keys[group] = std::move(*keys);
   }
   std::map<std::ptrdiff_t, std::size_t> used;

@@ -167,7 +167,7 @@ Result<void> rekey_equal_run(schema::Store& store, const std::string& group,
     if (ended) break;
   }
   auto keys = ordering::n_between(first.sort_key, upper, run.size(), jitter);
-  if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+  if (!keys) return std::unexpected(key_error(keys.error()));
   for (std::size_t i = 0; i < run.size(); ++i)
     placement.rekeys.emplace_back(run[i].rkey, (*keys)[i]);
   new_first = SiblingKey{(*keys)[0], first.rkey};
@@ -202,7 +202,7 @@ Result<void> repair_invalid_tail(schema::Store& store, const std::string& group,
   }
   std::reverse(tail.begin(), tail.end());
   auto keys = ordering::n_between(last_valid, std::nullopt, tail.size(), jitter);
-  if (!keys) return fail(ErrorCode::kExhausted, keys.error().message);
+  if (!keys) return std::unexpected(key_error(keys.error()));
   for (std::size_t i = 0; i < tail.size(); ++i) {
     placement.rekeys.emplace_back(tail[i].rkey, (*keys)[i]);
     if (bounds.lo && bounds.lo->rkey == tail[i].rkey) bounds.lo->sort_key = (*keys)[i];
@@ -239,17 +239,26 @@ Result<Placement> attempt(schema::Store& store, const std::string& did, const st
   auto lo = bounds->lo ? std::optional<std::string_view>(bounds->lo->sort_key) : std::nullopt;
   auto hi = bounds->hi ? std::optional<std::string_view>(bounds->hi->sort_key) : std::nullopt;
   auto key = ordering::between(lo, hi, jitter);
-  if (!key) {
-    if (key.error().code == ordering::KeyErrorCode::kExhausted) {
-      return fail(ErrorCode::kExhausted, "no order key fits between these neighbours");
-    }
-    return std::unexpected(stale("neighbours are out of order: " + key.error().message));
-  }
+  if (!key) return std::unexpected(key_error(key.error()));
   placement.sort_key = std::move(*key);
   return placement;
 }
 
 }  // namespace
+
+Error key_error(const ordering::KeyError& error) {
+  switch (error.code) {
+    case ordering::KeyErrorCode::kExhausted:
+      return Error{ErrorCode::kExhausted, "no order key fits between these neighbours"};
+    case ordering::KeyErrorCode::kOutOfOrder:
+      return stale("neighbours are out of order: " + error.message);
+    case ordering::KeyErrorCode::kInvalidKey:
+      break;
+  }
+  // Placement never takes a malformed key as a bound (it re-keys such a
+  // sibling first): one seen here changed under the read, so read again.
+  return stale("a neighbour's key is not valid: " + error.message);
+}
 
 Result<Placement> place(schema::Store& store, const std::string& did, const NeighbourIntent& intent,
                         const std::optional<std::string>& moving_rkey,

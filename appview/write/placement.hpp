@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/error.hpp"
 #include "schema/store.hpp"
@@ -49,6 +50,11 @@ struct PlacementFaults {
   std::atomic<int> stale_reads{0};
   std::atomic<int> swap_failures{0};
 };
+
+// A key generator's refusal as the project's error: no room in the gap is
+// kExhausted; bounds out of order or not valid mean the neighbours changed
+// under the read (kStaleNeighbours: re-read and retry once).
+Error key_error(const ordering::KeyError& error);
 
 // REQUIRES: the caller holds the lock of the target group (and of the moving
 // node's current group for a move). `moving_rkey` is excluded from the
