@@ -170,8 +170,9 @@ std::string_view to_string(SyncState state) {
 
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
-Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer)
-    : checkpointer_(std::move(checkpointer)), db_(std::move(db)) {}
+Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,
+             int busy_timeout_ms)
+    : checkpointer_(std::move(checkpointer)), db_(std::move(db)), busy_timeout_ms_(busy_timeout_ms) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return latest_schema_version(); }
@@ -185,7 +186,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
     checkpointer = Checkpointer::for_path(path);
     checkpointer->watch((*db)->handle());
   }
-  return std::unique_ptr<Store>(new Store(std::move(*db), std::move(checkpointer)));
+  return std::unique_ptr<Store>(
+      new Store(std::move(*db), std::move(checkpointer), options.busy_timeout_ms));
 }
 
 Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
@@ -384,8 +386,17 @@ Result<IntegrityReport> Store::integrity_report() {
 }
 
 Result<void> Store::check_writable() {
+  sqlite3_busy_timeout(db_->handle(), 0);
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
-  if (!tx) return pass(tx);
+  // Exactly SQLITE_BUSY: another connection holds the write lock. Its
+  // extended forms (a stale snapshot of this connection, recovery) are
+  // failures like any other.
+  const int code = sqlite3_extended_errcode(db_->handle());
+  sqlite3_busy_timeout(db_->handle(), busy_timeout_ms_);
+  if (!tx) {
+    if (code == SQLITE_BUSY) return {};
+    return pass(tx);
+  }
   return {};  // rolled back by the Transaction
 }
 

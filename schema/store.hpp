@@ -306,8 +306,9 @@ class Store {
   Result<std::optional<RepoState>> repo(std::string_view did);
   Result<std::optional<std::int64_t>> cursor(std::string_view source);
   Result<std::int64_t> node_count();
-  // Takes the write lock and gives it back: fails when the file is read-only,
-  // locked beyond the busy timeout, or unusable.
+  // Takes the write lock and gives it back, without waiting: a lock held by
+  // another writer means the file takes writes (so readiness never waits
+  // behind request work). Fails when the file is read-only, full or unusable.
   Result<void> check_writable();
   // Sibling keys of `group` in (sort_key, rkey) order, after (or, reversed,
   // before) `from` when given. Reads the covering index only.
@@ -365,7 +366,8 @@ class Store {
   Database& database() { return *db_; }
 
  private:
-  Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer);
+  Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,
+        int busy_timeout_ms);
   Result<bool> repo_visible(std::string_view did);
   Result<std::optional<NodeRow>> find_node(std::string_view did, std::string_view rkey);
   // The node when it exists and its repo is visible, else kNotFound.
@@ -376,6 +378,7 @@ class Store {
 
   std::shared_ptr<Checkpointer> checkpointer_;  // outlives db_, which it watches
   std::unique_ptr<Database> db_;
+  int busy_timeout_ms_;
 };
 
 // Opaque children-page cursors.

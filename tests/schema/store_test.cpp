@@ -75,6 +75,19 @@ TEST_F(StoreTest, ReadsOnOneConnectionSeeWritesOfAnother) {
   EXPECT_TRUE((*reader)->check_writable().has_value());
 }
 
+TEST_F(StoreTest, WritabilityIsSeenWithoutWaitingBehindAWriter) {
+  // Another connection holds the write lock (an ingest batch, an import):
+  // the check answers at once that the file takes writes, instead of waiting
+  // out the busy timeout and calling it unusable.
+  auto other = Store::open(dir_.file("index.db"), {.busy_timeout_ms = 60'000});
+  ASSERT_TRUE(other.has_value());
+  auto held = schema::Transaction::begin(store_->database(), schema::Transaction::Kind::kWrite);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE((*other)->check_writable().has_value());
+  ASSERT_TRUE(held->commit().has_value());
+  EXPECT_TRUE((*other)->check_writable().has_value());
+}
+
 TEST_F(StoreTest, RefusesANewerSchema) {
   ASSERT_TRUE(store_->database().exec("PRAGMA user_version = 999").has_value());
   store_.reset();
