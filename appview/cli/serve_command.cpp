@@ -17,6 +17,7 @@
 #include "appview/logging.hpp"
 #include "appview/xrpc/api.hpp"
 #include "appview/xrpc/xrpc.hpp"
+#include "firehose/cid.hpp"
 #include "firehose/consumer/consumer.hpp"
 #include "schema/store.hpp"
 
@@ -72,6 +73,10 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   appview::configure_logging(config->log_level, config->log_format);
   spdlog::info("bulleted-appview {} starting with {}", appview::kVersion,
                appview::to_json(*config, true).dump());
+  // OpenSSL initialises itself on first use and leaves that state with the
+  // thread that did it: let it be this one, which ends cleanly, rather than a
+  // cpprest pool thread (admission digests tokens there), which never does.
+  (void)firehose::sha256("");
   // Before any other cpprest use: a small pool gives the best tail latency.
   appview::init_cpprest_threads(2);
 
