@@ -172,7 +172,9 @@ std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey)
 
 Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,
              int busy_timeout_ms)
-    : checkpointer_(std::move(checkpointer)), db_(std::move(db)), busy_timeout_ms_(busy_timeout_ms) {}
+    : checkpointer_(std::move(checkpointer)),
+      db_(std::move(db)),
+      busy_timeout_ms_(busy_timeout_ms) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return latest_schema_version(); }

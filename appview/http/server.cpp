@@ -5,13 +5,13 @@
 #include <cpprest/http_listener.h>
 #include <cpprest/producerconsumerstream.h>
 #include <pplx/threadpool.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace bulleted::appview {

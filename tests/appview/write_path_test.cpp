@@ -172,8 +172,7 @@ TEST_F(WritePathTest, TheWriterRetriesOnceWhenTheRepoChangedThenGivesUp) {
   Writer mover(locks_, clock_, move_twice);
   NeighbourIntent first;
   first.position = "first";
-  EXPECT_EQ(mover.move(*store_, kDid, made->rkey, first).error().code,
-            ErrorCode::kStaleNeighbours);
+  EXPECT_EQ(mover.move(*store_, kDid, made->rkey, first).error().code, ErrorCode::kStaleNeighbours);
 }
 
 TEST(GroupLocksTest, TwoGroupsInEitherOrderNeverDeadlockAndExcludeEachOther) {
