@@ -34,9 +34,42 @@ std::string lower_trimmed(std::string_view text) {
   return out;
 }
 
+// Replies whose outcome cpprest has not reported yet. A connection closed
+// under a reply (a client leaving, the listener closing) cancels the reply's
+// task, and cpprest runs the continuation later on its pool, which is never
+// torn down: stop() waits for these so that nothing is left queued there
+// when the process ends.
+class PendingReplies {
+ public:
+  void add() {
+    std::lock_guard lock(mutex_);
+    ++count_;
+  }
+  void done() {
+    std::lock_guard lock(mutex_);
+    if (--count_ == 0) settled_.notify_all();
+  }
+  // False when some were still pending at the deadline.
+  bool wait(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    return settled_.wait_for(lock, limit, [&] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable settled_;
+  std::size_t count_ = 0;
+};
+
+PendingReplies& pending_replies() {
+  static PendingReplies replies;
+  return replies;
+}
+
 // Replies once and observes the reply task (an unobserved failure would kill
 // the process). `sent`, when given, learns whether the reply went out.
 void send(http_request request, http_response response, std::function<void(bool)> sent = nullptr) {
+  pending_replies().add();
   try {
     request.reply(response).then([sent](pplx::task<void> reply) {
       bool ok = true;
@@ -46,8 +79,10 @@ void send(http_request request, http_response response, std::function<void(bool)
         ok = false;
       }
       if (sent) sent(ok);
+      pending_replies().done();
     });
   } catch (...) {
+    pending_replies().done();
     if (sent) sent(false);
   }
 }
@@ -455,6 +490,9 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   state->listener.reset();
   state->requests->stop();
   state->operators->stop();
+  if (!pending_replies().wait(std::chrono::seconds(2))) {
+    spdlog::warn("http: replies still unsettled two seconds after the listener closed");
+  }
 }
 
 }  // namespace bulleted::appview
