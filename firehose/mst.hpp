@@ -2,6 +2,7 @@
 // in ascending key order. Keys are "<collection>/<rkey>".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,25 @@ struct MstEntry {
   std::string key;
   Cid value;
 };
+
+// One node as stored: a left subtree, then entries in key order, each with
+// the subtree to its right. Keys here are whole (the block stores each one
+// as a suffix after the prefix it shares with the previous key).
+struct MstNodeData {
+  struct Entry {
+    std::string key;
+    Cid value;
+    std::optional<Cid> right;
+  };
+  std::optional<Cid> left;
+  std::vector<Entry> entries;
+};
+
+// Reads a node block: {l, e: [{p, k, v, t}]}, keys strictly ascending, each
+// prefix no longer than the previous key. kCorrupt with "MST: ..." otherwise.
+Result<MstNodeData> decode_mst_node(std::string_view block);
+// The node's canonical block (prefix-compressed keys).
+std::string encode_mst_node(const MstNodeData& node);
 
 struct MstLimits {
   std::size_t max_nodes = 1'000'000;

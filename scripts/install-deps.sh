@@ -9,7 +9,7 @@ packages=(
   libcpprest-dev libssl-dev libboost-dev
   libsqlite3-dev sqlite3
   nlohmann-json3-dev
-  libcbor-dev
+  libcbor-dev libsecp256k1-dev
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-16 libclang-rt-16-dev
