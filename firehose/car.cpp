@@ -73,3 +73,24 @@ Result<std::string_view> CarFile::block(const Cid& cid) const {
 }
 
 }  // namespace bulleted::firehose
+
+namespace bulleted::firehose {
+
+std::optional<std::string_view> CarFile::raw_block(const Cid& cid) const {
+  auto it = blocks_.find(cid.bytes());
+  if (it == blocks_.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<void> CarFile::verify_blocks() const {
+  for (const auto& [cid_bytes, block] : blocks_) {
+    auto cid = Cid::from_bytes(cid_bytes);
+    if (!cid || !cid->matches(block)) {
+      return std::unexpected(
+          corrupt("block " + (cid ? cid->str() : std::string("?")) + " does not match its digest"));
+    }
+  }
+  return {};
+}
+
+}  // namespace bulleted::firehose

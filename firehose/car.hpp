@@ -4,6 +4,7 @@
 // never by position.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,6 +26,12 @@ class CarFile {
   // absent, kCorrupt when the bytes do not hash to the CID.
   Result<std::string_view> block(const Cid& cid) const;
   bool contains(const Cid& cid) const { return blocks_.contains(cid.bytes()); }
+  // The block named by `cid` as it is, unchecked: for readers that check it
+  // themselves or after verify_blocks().
+  std::optional<std::string_view> raw_block(const Cid& cid) const;
+  // Checks that every block hashes to the CID that names it; kCorrupt names
+  // the first that does not (or a CID this reader cannot check).
+  Result<void> verify_blocks() const;
 
  private:
   std::vector<Cid> roots_;

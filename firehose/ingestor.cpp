@@ -122,6 +122,7 @@ Result<void> Ingestor::add(FirehoseEvent event) {
   } else if (auto* sync = std::get_if<SyncEvent>(&event)) {
     if (auto r = add_sync(*sync); !r) return r;
   } else if (auto* identity = std::get_if<IdentityEvent>(&event)) {
+    if (options_.keys != nullptr) options_.keys->forget(identity->did);
     if (identity->handle && schema::Handle::parse(*identity->handle)) {
       batch_.handles.emplace_back(identity->did, *identity->handle);
     }
@@ -138,6 +139,29 @@ Result<void> Ingestor::add(FirehoseEvent event) {
     metrics_.skipped[type]++;
   }
   return maybe_flush();
+}
+
+Verified<void> Ingestor::check_key(const SignedCommit& commit) {
+  if (options_.keys == nullptr) return {};
+  auto key = options_.keys->key(commit.did, false);
+  if (!key) return std::unexpected(VerifyFailure{VerifyReason::kKey, key.error().message});
+  auto checked = check_signature(commit, *key);
+  if (checked) return checked;
+  // The key may have been rotated since it was read: read the DID document
+  // once more (the source limits how often).
+  metrics_.key_refreshes++;
+  auto fresh = options_.keys->key(commit.did, true);
+  if (!fresh) return std::unexpected(VerifyFailure{VerifyReason::kKey, fresh.error().message});
+  if (*fresh == *key) return checked;
+  return check_signature(commit, *fresh);
+}
+
+void Ingestor::refuse(const std::string& did, const std::string& what, const VerifyFailure& failure,
+                      bool resync) {
+  metrics_.verification_failures[static_cast<std::size_t>(failure.reason)]++;
+  spdlog::warn("firehose: {} of {} refused ({}): {}", what, did, verify_reason_name(failure.reason),
+               failure.message);
+  if (resync) want_resync(did, "a " + what + " failed verification");
 }
 
 Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
@@ -159,20 +183,56 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
     metrics_.skipped[kCommit]++;
     return {};
   }
-  if (!replaying && *known && commit.since && *commit.since != **known) {
-    want_resync(
-        did, "commit " + commit.rev + " follows " + *commit.since + ", the index has " + **known);
-    held_[did].push_back(std::move(commit));
-    return {};
-  }
+  const bool tracked = known->has_value();
   predecode_records(commit);  // done already when the consumer decoded it
   auto& records = *commit.records;
+  // A repo's first commit (no `since`) is taken whatever it holds: the index
+  // then has the repo from its start and needs no backfill of it.
+  if (records && !records->read_car && !tracked && commit.since) {
+    metrics_.skipped[kCommit]++;  // not a repo of this app view's, nothing of its in the commit
+    return {};
+  }
   if (!records) {
     metrics_.errored[kCommit]++;
     spdlog::warn("firehose: commit {} of {} is unreadable: {}", commit.rev, did,
                  records.error().message);
     want_resync(did, "unreadable commit");
     return {};
+  }
+  if (!records->proof) records->proof = check_commit_blocks(commit);
+  const auto& proof = *records->proof;
+  if (!proof) {
+    metrics_.errored[kCommit]++;
+    refuse(did, "commit " + commit.rev, proof.error());
+    return {};
+  }
+  if (auto signed_by = check_key(*proof); !signed_by) {
+    metrics_.errored[kCommit]++;
+    refuse(did, "commit " + commit.rev, signed_by.error());
+    return {};
+  }
+  metrics_.commits_verified++;
+  std::string().swap(commit.blocks);
+  if (!replaying && !tracked && commit.since) {
+    // A repo with history before this commit that the index has never
+    // synced: fetch it whole first; this commit applies after, if newer.
+    want_resync(did, "first seen with history before rev " + commit.rev);
+    held_[did].push_back(std::move(commit));
+    return {};
+  }
+  if (!replaying && *known && commit.since && *commit.since != **known) {
+    want_resync(
+        did, "commit " + commit.rev + " follows " + *commit.since + ", the index has " + **known);
+    held_[did].push_back(std::move(commit));
+    return {};
+  }
+  if (!replaying && commit.prev_data) {
+    if (auto last = data_.find(did); last != data_.end() && !(last->second == *commit.prev_data)) {
+      want_resync(did, "commit " + commit.rev + " builds on " + commit.prev_data->str() +
+                           ", the index has " + last->second.str());
+      held_[did].push_back(std::move(commit));
+      return {};
+    }
   }
   for (const auto& reason : records->rejected) {
     metrics_.records_rejected++;
@@ -192,6 +252,7 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   for (auto& op : records->ops) batch_.ops.push_back(std::move(op));
   batch_.repo_revs.emplace_back(did, commit.rev);
   revs_[did] = commit.rev;
+  data_.insert_or_assign(did, proof->data);
   return {};
 }
 
@@ -199,12 +260,21 @@ Result<void> Ingestor::add_sync(const SyncEvent& sync) {
   constexpr std::size_t kSync = 1;
   auto known = known_rev(sync.did);
   if (!known) return std::unexpected(known.error());
-  if (*known && **known == sync.rev) {
-    metrics_.skipped[kSync]++;
+  if (!*known) {
+    metrics_.skipped[kSync]++;  // a repo the index does not track
     return {};
   }
-  if (*known && sync.rev < **known) {
-    metrics_.skipped[kSync]++;  // an older announcement
+  if (**known == sync.rev || sync.rev < **known) {
+    metrics_.skipped[kSync]++;  // the index has it, or something newer
+    return {};
+  }
+  // The announcement itself must be the repo's: a signed commit at that rev.
+  auto commit = check_sync_proof(sync);
+  Verified<void> signed_by =
+      commit ? check_key(*commit) : Verified<void>(std::unexpected(commit.error()));
+  if (!signed_by) {
+    metrics_.errored[kSync]++;
+    refuse(sync.did, "#sync " + sync.rev, signed_by.error(), false);
     return {};
   }
   metrics_.applied[kSync]++;
@@ -218,6 +288,7 @@ Result<void> Ingestor::add_account(const AccountEvent& account) {
   batch_.statuses.emplace_back(account.did, status);
   if (status == schema::RepoStatus::kDeleted) {
     revs_[account.did] = std::nullopt;
+    data_.erase(account.did);
     held_.erase(account.did);
     resync_wanted_.erase(account.did);
   }
@@ -264,8 +335,14 @@ Result<void> Ingestor::flush() {
 Result<RepoSnapshot> Ingestor::resync_from_car(std::string_view car, std::string_view did) {
   auto snapshot = read_repo(car, did);
   if (!snapshot) {
+    metrics_.verification_failures[static_cast<std::size_t>(VerifyReason::kCommit)]++;
     return fail(ErrorCode::kUpstreamFailure,
                 "the repo could not be read: " + snapshot.error().message);
+  }
+  if (auto signed_by = check_key(snapshot->commit); !signed_by) {
+    refuse(std::string(did), "repo at " + snapshot->rev, signed_by.error(), false);
+    return fail(ErrorCode::kUpstreamFailure,
+                "the repo failed verification: " + signed_by.error().message);
   }
   if (auto r = apply_resync(*snapshot); !r) return std::unexpected(r.error());
   return snapshot;
@@ -291,6 +368,7 @@ Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
                outcome->applied);
   metrics_.resyncs_done++;
   revs_[snapshot.did] = snapshot.rev;
+  data_.insert_or_assign(snapshot.did, snapshot.commit.data);
   resync_wanted_.erase(snapshot.did);
   auto held = std::move(held_[snapshot.did]);
   held_.erase(snapshot.did);

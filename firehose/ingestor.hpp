@@ -1,6 +1,14 @@
 // Ingest logic: decoded firehose events in, index batches out. No sockets:
 // the consumer feeds it, tests feed it fixture frames directly.
 //
+// Nothing unverified is applied: a commit of a repo the index tracks, or one
+// with app.bulleted.node ops, is checked against its blocks (check_commit_proof)
+// and the repo's key (one DID-document refresh when the signature fails);
+// a failure is counted, logged, dropped, and the repo resynced. A repo first
+// seen on the stream with history before it (`since` set) is backfilled
+// (resynced) before its commits apply; commits of untracked repos with no
+// node op are skipped undecoded.
+//
 // Events are gathered into batches (one SQLite transaction each, with the
 // cursor of the last event in it) and flushed when a batch is full or the
 // caller says so. Each repo's commits are checked against the stored rev
@@ -23,6 +31,7 @@
 #include "firehose/frame.hpp"
 #include "firehose/metrics.hpp"
 #include "firehose/records.hpp"
+#include "firehose/verify.hpp"
 #include "schema/store.hpp"
 
 namespace bulleted::firehose {
@@ -46,6 +55,10 @@ struct IngestOptions {
   std::size_t max_batch_events = 1000;    // events in one transaction
   std::size_t max_held_commits = 10'000;  // per repo, while it resyncs
   const WrittenRevs* written = nullptr;   // revs written by this app view
+  // Where repo signing keys come from. Without it signatures go unchecked
+  // (everything else about a commit still is): only for tests of captured
+  // streams whose DID documents are gone. The consumer always has one.
+  RepoKeys* keys = nullptr;
 };
 
 class Ingestor {
@@ -86,6 +99,12 @@ class Ingestor {
   Result<void> add_commit(CommitEvent commit, bool replaying);
   Result<void> add_sync(const SyncEvent& sync);
   Result<void> add_account(const AccountEvent& account);
+  // The signature of a proven commit against the repo's key.
+  Verified<void> check_key(const SignedCommit& commit);
+  // Counts and logs a verification failure and asks for a resync of `did`
+  // (when `resync`).
+  void refuse(const std::string& did, const std::string& what, const VerifyFailure& failure,
+              bool resync = true);
   Result<std::optional<std::string>> known_rev(const std::string& did);
   void want_resync(const std::string& did, const std::string& why);
   void note_event(const FirehoseEvent& event);
@@ -100,7 +119,8 @@ class Ingestor {
   std::optional<std::string> pending_time_;
   std::optional<std::int64_t> last_seq_;
   std::map<std::string, std::optional<std::string>> revs_;  // did -> newest rev seen
-  std::map<std::string, std::deque<CommitEvent>> held_;     // repos awaiting resync
+  std::map<std::string, Cid> data_;  // did -> MST root of the newest commit applied
+  std::map<std::string, std::deque<CommitEvent>> held_;  // repos awaiting resync
   std::set<std::string> resync_wanted_;
 };
 

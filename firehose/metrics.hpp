@@ -37,6 +37,15 @@ struct FirehoseMetrics {
   std::atomic<std::int64_t> lag_ms{0};  // now minus the last applied event's time
   std::atomic<int> connection{static_cast<int>(ConnectionState::kDisconnected)};
   std::atomic<std::uint64_t> queue_depth{0};
+
+  // Commits, #syncs and repo CARs refused by verification, by reason
+  // (indexed like VerifyReason: signature, key, commit, block, mst,
+  // inversion), and DID documents read again after a signature failed.
+  static constexpr std::array<std::string_view, 6> kVerifyReasons = {
+      "signature", "key", "commit", "block", "mst", "inversion"};
+  std::array<std::atomic<std::uint64_t>, 6> verification_failures{};
+  std::atomic<std::uint64_t> key_refreshes{0};
+  std::atomic<std::uint64_t> commits_verified{0};
 };
 
 }  // namespace bulleted::firehose

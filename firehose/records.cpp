@@ -158,6 +158,7 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
   out.read_car = true;
   auto car = CarFile::parse(commit.blocks);
   if (!car) return std::unexpected(car.error());
+  out.proof = check_commit_proof(commit, *car);
   out.ops.reserve(commit.ops.size());
   for (std::size_t i = 0; i < commit.ops.size(); ++i) {
     const CommitOp& op = commit.ops[i];
@@ -205,10 +206,16 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
   return out;
 }
 
+Verified<SignedCommit> check_commit_blocks(const CommitEvent& commit) {
+  auto car = CarFile::parse(commit.blocks);
+  if (!car) return std::unexpected(VerifyFailure{VerifyReason::kCommit, car.error().message});
+  return check_commit_proof(commit, *car);
+}
+
 void predecode_records(CommitEvent& commit) {
   if (commit.records) return;
   commit.records = std::make_shared<Result<CommitRecords>>(commit_records(commit));
-  std::string().swap(commit.blocks);
+  if (*commit.records && (*commit.records)->read_car) std::string().swap(commit.blocks);
 }
 
 void predecode_records(FirehoseEvent& event) {
@@ -221,22 +228,16 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
   if (car->roots().size() != 1) return fail(ErrorCode::kCorrupt, "a repo CAR has one root");
   auto commit_block = car->block(car->roots()[0]);
   if (!commit_block) return std::unexpected(commit_block.error());
-  auto commit = decode_dag_cbor(*commit_block);
-  if (!commit) return std::unexpected(commit.error());
-  const DagValue* did = commit->find("did");
-  const DagValue* rev = commit->find("rev");
-  const DagValue* data = commit->find("data");
-  if (did == nullptr || did->as_text() == nullptr || rev == nullptr || rev->as_text() == nullptr ||
-      data == nullptr || data->as_cid() == nullptr) {
-    return fail(ErrorCode::kCorrupt, "the root is not a repo commit {did, rev, data}");
-  }
-  if (*did->as_text() != expected_did) {
+  auto commit = read_signed_commit(*commit_block);
+  if (!commit) return fail(ErrorCode::kCorrupt, commit.error().message);
+  if (commit->did != expected_did) {
     return fail(ErrorCode::kCorrupt,
-                "the repo belongs to " + *did->as_text() + ", not " + std::string(expected_did));
+                "the repo belongs to " + commit->did + ", not " + std::string(expected_did));
   }
-  auto entries = walk_mst(*car, *data->as_cid());
+  auto entries = walk_mst(*car, commit->data);
   if (!entries) return std::unexpected(entries.error());
-  RepoSnapshot snapshot{std::string(expected_did), *rev->as_text(), car->roots()[0].str(), {}, {}};
+  RepoSnapshot snapshot{std::string(expected_did), commit->rev, car->roots()[0].str(),
+                        std::move(*commit),        {},          {}};
   const std::string prefix = std::string(schema::kNodeCollection) + "/";
   for (const auto& entry : *entries) {
     if (!entry.key.starts_with(prefix)) continue;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "firehose/frame.hpp"
+#include "firehose/verify.hpp"
 #include "schema/error.hpp"
 #include "schema/node_record.hpp"
 #include "schema/store.hpp"
@@ -29,15 +30,25 @@ struct CommitRecords {
   // Set when the commit cannot be applied as it stands (a record block that
   // should be present is not): the repo must be re-synced.
   std::optional<std::string> gap;
+  // The commit checked against its blocks (all but the signature); set
+  // whenever the CAR was read.
+  std::optional<Verified<SignedCommit>> proof;
 };
 
 // The store ops of a commit's app.bulleted.node ops, in order. kCorrupt when
 // the CAR cannot be read.
 Result<CommitRecords> commit_records(const CommitEvent& commit);
 
-// Reads a commit's records now and keeps them in the event (dropping its CAR
-// bytes), so that the thread that indexes it only applies: the consumer calls
-// this on the socket's thread. Other events are left as they are.
+// The proof of a commit's CAR (check_commit_proof), for a commit whose
+// records were not read ahead.
+Verified<SignedCommit> check_commit_blocks(const CommitEvent& commit);
+
+// Reads a commit's records and checks its proof now, keeping both in the
+// event (and dropping its CAR bytes), so that the thread that indexes it only
+// checks the signature and applies: the consumer calls this on the socket's
+// thread. A commit with no app.bulleted.node op keeps its bytes (its repo may
+// be one the index tracks, whose every commit is verified; the indexing
+// thread knows). Other events are left as they are.
 void predecode_records(FirehoseEvent& event);
 void predecode_records(CommitEvent& commit);
 
@@ -45,6 +56,7 @@ struct RepoSnapshot {
   std::string did;
   std::string rev;
   std::string commit_cid;  // the root: the commit the snapshot is of
+  SignedCommit commit;     // its signature is checked by whoever has the key
   struct Record {
     std::string rkey;
     std::string cid;
@@ -55,8 +67,8 @@ struct RepoSnapshot {
 };
 
 // Reads a whole repo (com.atproto.sync.getRepo): the commit named by the root,
-// an MST walk, and every app.bulleted.node record. The commit must be
-// `expected_did`'s.
+// an MST walk through blocks that hash to their CIDs, and every
+// app.bulleted.node record. The commit must be `expected_did`'s.
 Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did);
 
 // The ops that turn the index's view of a repo into `snapshot`: creates and

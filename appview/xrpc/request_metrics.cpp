@@ -109,6 +109,18 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
             m.decode_errors);
     counter("bulleted_firehose_records_rejected_total", "Invalid app.bulleted.node records.",
             m.records_rejected);
+    out << "# HELP bulleted_firehose_verification_failures_total Commits, syncs and repos "
+           "refused by verification, by reason.\n"
+           "# TYPE bulleted_firehose_verification_failures_total counter\n";
+    for (std::size_t i = 0; i < firehose::FirehoseMetrics::kVerifyReasons.size(); ++i) {
+      out << "bulleted_firehose_verification_failures_total{reason=\""
+          << firehose::FirehoseMetrics::kVerifyReasons[i] << "\"} " << m.verification_failures[i]
+          << "\n";
+    }
+    counter("bulleted_firehose_commits_verified_total",
+            "Commits whose signature and MST proof held.", m.commits_verified);
+    counter("bulleted_firehose_key_refreshes_total",
+            "DID documents read again after a signature did not verify.", m.key_refreshes);
     counter("bulleted_firehose_resyncs_started_total", "Repos marked desynchronized.",
             m.resyncs_started);
     counter("bulleted_firehose_resyncs_done_total", "Repos resynced from getRepo.", m.resyncs_done);
