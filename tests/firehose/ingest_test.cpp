@@ -132,7 +132,9 @@ TEST_F(IngestTest, ReposFirstSeenMidHistoryAreBackfilledBeforeTheirCommitsApply)
       testing::read_file(testing::fixture_path("firehose/run/alice-repo.car")), alice);
   ASSERT_TRUE(applied.has_value()) << applied.error().message;
   for (const auto& did : wanted) {
-    if (did != alice) ASSERT_TRUE(ingestor_->abandon_resync(did).has_value());
+    if (did != alice) {
+      ASSERT_TRUE(ingestor_->abandon_resync(did).has_value());
+    }
   }
   expect_final_state("firehose/run/expected-final-state.json");
 }
