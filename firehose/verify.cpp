@@ -94,21 +94,9 @@ Verified<void> check_signature(const SignedCommit& commit, const PublicKey& key)
                                               std::string(signature_check_name(check)));
 }
 
-Verified<SignedCommit> check_commit_proof(const CommitEvent& commit, const CarFile& car) {
-  if (!commit.commit) return failed(VerifyReason::kCommit, "the event names no commit block");
-  if (auto r = car.verify_blocks(); !r) return failed(VerifyReason::kBlock, r.error().message);
-  auto block = car.raw_block(*commit.commit);
-  if (!block) return failed(VerifyReason::kCommit, "the commit block is not in the blocks");
-  auto signed_commit = read_signed_commit(*block);
-  if (!signed_commit) return signed_commit;
-  if (signed_commit->did != commit.repo || signed_commit->rev != commit.rev) {
-    return failed(VerifyReason::kCommit, "the commit block is " + signed_commit->did + " at " +
-                                             signed_commit->rev + ", the event " + commit.repo +
-                                             " at " + commit.rev);
-  }
-
+Verified<bool> check_and_undo_ops(MstTree& tree, const std::vector<CommitOp>& ops, bool undo) {
   std::map<std::string, PathChange> changes;
-  for (const auto& op : commit.ops) {
+  for (const auto& op : ops) {
     const std::string path = op.collection + "/" + op.rkey;
     std::optional<Cid> after = op.action == "delete" ? std::nullopt : op.cid;
     if (op.action != "delete" && !op.cid) {
@@ -126,8 +114,41 @@ Verified<SignedCommit> check_commit_proof(const CommitEvent& commit, const CarFi
     }
     it->second.after = after;
   }
+  for (const auto& [path, change] : changes) {
+    auto held = tree.get(path);
+    if (!held) return failed(VerifyReason::kMst, path + ": " + held.error().message);
+    if (*held != change.after) {
+      return failed(VerifyReason::kMst, path + ": the MST does not hold what the ops say");
+    }
+  }
+  if (!undo) return false;
+  bool changed = false;
+  for (const auto& [path, change] : changes) {
+    if (change.before == change.after && change.before_known) continue;
+    if (!change.before_known) {
+      return failed(VerifyReason::kInversion, path + ": an op without prev cannot be undone");
+    }
+    auto undone = change.before ? tree.put(path, *change.before) : tree.remove(path);
+    if (!undone) return failed(VerifyReason::kInversion, path + ": " + undone.error().message);
+    changed = true;
+  }
+  return changed;
+}
 
-  if (changes.empty()) {
+Verified<SignedCommit> check_commit_proof(const CommitEvent& commit, const CarFile& car) {
+  if (!commit.commit) return failed(VerifyReason::kCommit, "the event names no commit block");
+  if (auto r = car.verify_blocks(); !r) return failed(VerifyReason::kBlock, r.error().message);
+  auto block = car.raw_block(*commit.commit);
+  if (!block) return failed(VerifyReason::kCommit, "the commit block is not in the blocks");
+  auto signed_commit = read_signed_commit(*block);
+  if (!signed_commit) return signed_commit;
+  if (signed_commit->did != commit.repo || signed_commit->rev != commit.rev) {
+    return failed(VerifyReason::kCommit, "the commit block is " + signed_commit->did + " at " +
+                                             signed_commit->rev + ", the event " + commit.repo +
+                                             " at " + commit.rev);
+  }
+
+  if (commit.ops.empty()) {
     // Nothing changed (an empty applyWrites): the tree is the one before.
     if (commit.prev_data && !(*commit.prev_data == signed_commit->data)) {
       return failed(VerifyReason::kInversion, "a commit without ops changed the MST");
@@ -137,22 +158,10 @@ Verified<SignedCommit> check_commit_proof(const CommitEvent& commit, const CarFi
   const MstBlockSource source = [&car](const Cid& cid) { return car.raw_block(cid); };
   auto tree = MstTree::load(signed_commit->data, source);
   if (!tree) return failed(VerifyReason::kMst, "the commit's MST: " + tree.error().message);
-  for (const auto& [path, change] : changes) {
-    auto held = tree->get(path);
-    if (!held) return failed(VerifyReason::kMst, path + ": " + held.error().message);
-    if (*held != change.after) {
-      return failed(VerifyReason::kMst, path + ": the MST does not hold what the ops say");
-    }
-  }
-  if (!commit.prev_data) return signed_commit;  // nothing to prove against (pre-Sync 1.1)
-  for (const auto& [path, change] : changes) {
-    if (change.before == change.after && change.before_known) continue;
-    if (!change.before_known) {
-      return failed(VerifyReason::kInversion, path + ": an op without prev cannot be undone");
-    }
-    auto undone = change.before ? tree->put(path, *change.before) : tree->remove(path);
-    if (!undone) return failed(VerifyReason::kInversion, path + ": " + undone.error().message);
-  }
+  // Without prevData (before Sync 1.1) there is nothing to prove against.
+  auto undone = check_and_undo_ops(*tree, commit.ops, commit.prev_data.has_value());
+  if (!undone) return std::unexpected(undone.error());
+  if (!commit.prev_data) return signed_commit;
   auto before = tree->root();
   if (!before) return failed(VerifyReason::kInversion, before.error().message);
   if (!(*before == *commit.prev_data)) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "firehose/car.hpp"
 #include "firehose/cid.hpp"
@@ -55,6 +56,14 @@ struct SignedCommit {
 
 // Reads a commit block: {did, version: 3, data, rev, prev, sig}.
 Verified<SignedCommit> read_signed_commit(std::string_view block);
+
+class MstTree;
+
+// Checks that `tree` (a commit's MST) holds what `ops` say at their paths,
+// then, when `undo`, sets each path back to what it held before the commit
+// (by the ops' `prev`): the tree's root is then the one before the commit.
+// True when undoing changed anything.
+Verified<bool> check_and_undo_ops(MstTree& tree, const std::vector<CommitOp>& ops, bool undo);
 
 // Checks a #commit against its blocks: everything but the signature.
 Verified<SignedCommit> check_commit_proof(const CommitEvent& commit, const CarFile& car);
