@@ -163,6 +163,20 @@ const std::vector<Setting>& settings() {
       {"identity.handleResolver", "BULLETED_HANDLE_RESOLVER", "handle-resolver",
        optional_url(&Config::handle_resolver, {"http", "https"})},
       {"identity.cacheSeconds", "", "", integer(&Config::identity_cache_seconds, 0, 86'400 * 7)},
+      {"network.allowPrivateAddresses", "BULLETED_ALLOW_PRIVATE_ADDRESSES", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         // true/false in the file; 1/0 (or true/false) from the environment.
+         if (value.is_boolean()) {
+           config.allow_private_addresses = value.get<bool>();
+         } else if (value == "1" || value == "true") {
+           config.allow_private_addresses = true;
+         } else if (value == "0" || value == "false" || value == "") {
+           config.allow_private_addresses = false;
+         } else {
+           return "must be true or false (1 or 0)";
+         }
+         return std::nullopt;
+       }},
       {"limits.maxBodyBytes", "", "", integer(&Config::max_body_bytes, 1024, 64L * 1024 * 1024)},
       {"limits.maxImportBytes", "", "",
        integer(&Config::max_import_bytes, 1024, 1024L * 1024 * 1024)},
@@ -308,6 +322,7 @@ nlohmann::json to_json(const Config& c, bool redact) {
        {{"plcUrl", c.plc_url},
         {"handleResolver", optional(c.handle_resolver)},
         {"cacheSeconds", c.identity_cache_seconds}}},
+      {"network", {{"allowPrivateAddresses", c.allow_private_addresses}}},
       {"limits",
        {{"maxBodyBytes", c.max_body_bytes},
         {"maxImportBytes", c.max_import_bytes},

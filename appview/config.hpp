@@ -47,6 +47,9 @@ struct Config {
   // identity
   std::string plc_url = "https://plc.directory";
   std::optional<std::string> handle_resolver;
+  // Addresses from the network (PDS endpoints, redirects) may be http and
+  // private (test networks on 127.0.0.1); off in production.
+  bool allow_private_addresses = false;
   int identity_cache_seconds = 3600;
   // limits
   std::size_t max_body_bytes = 1024 * 1024;

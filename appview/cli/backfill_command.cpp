@@ -7,7 +7,9 @@
 #include "appview/cli/common.hpp"
 #include "appview/config.hpp"
 #include "appview/logging.hpp"
+#include "firehose/client/xrpc_client.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
+#include "firehose/identity/identity.hpp"
 #include "firehose/ingestor.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
@@ -41,15 +43,24 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
   const std::string did = args->positionals[0];
   auto store = open_store_or_report(*config, err);
   if (!store) return 1;
+  identity::IdentityResolver identity(
+      firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds), 1 << 20),
+      {.plc_url = config->plc_url,
+       .handle_resolver = config->handle_resolver,
+       .allow_private_addresses = config->allow_private_addresses});
   auto fetcher = firehose::make_http_repo_fetcher(
-      service, std::chrono::seconds(config->fetch_timeout_seconds));
+      {.source = service,
+       .timeout = std::chrono::seconds(config->fetch_timeout_seconds),
+       .pds_of = [&identity](const std::string& repo) { return identity.pds_of(repo); },
+       .allow_private_addresses = config->allow_private_addresses});
   auto car = fetcher->get_repo(did);
   if (!car) {
     err << "error: " << car.error().message << "\n";
     return 1;
   }
   firehose::FirehoseMetrics metrics;
-  firehose::Ingestor ingestor(*store, {}, metrics);
+  // The repo is verified against its key before anything of it is applied.
+  firehose::Ingestor ingestor(*store, {.keys = &identity}, metrics);
   auto snapshot = ingestor.resync_from_car(*car, did);
   if (!snapshot) {
     err << "error: " << snapshot.error().message << "\n";

@@ -38,6 +38,10 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   options.session.idle_timeout = std::chrono::seconds(config.firehose_idle_timeout_seconds);
   options.repo_service_url = config.repo_service_url.value_or("");
   options.fetch_timeout = std::chrono::seconds(config.fetch_timeout_seconds);
+  options.identity.plc_url = config.plc_url;
+  options.identity.handle_resolver = config.handle_resolver;
+  options.identity.cache_ttl = std::chrono::seconds(config.identity_cache_seconds);
+  options.identity.allow_private_addresses = config.allow_private_addresses;
   return options;
 }
 

@@ -177,7 +177,11 @@ void FirehoseConsumer::indexing_loop() {
     shared->indexing_done = true;
     return;
   }
-  Ingestor ingestor(**store, options_.ingest, metrics_);
+  identity::IdentityResolver identity(make_http_xrpc_client(options_.fetch_timeout, 1 << 20),
+                                      options_.identity);
+  IngestOptions ingest = options_.ingest;
+  ingest.keys = &identity;
+  Ingestor ingestor(**store, ingest, metrics_);
   if (auto r = ingestor.start(); !r) {
     spdlog::error("firehose: cannot read the cursor: {}", r.error().message);
     shared->indexing_done = true;
@@ -185,7 +189,11 @@ void FirehoseConsumer::indexing_loop() {
   }
   const std::string service =
       options_.repo_service_url.empty() ? http_origin_of(options_.url) : options_.repo_service_url;
-  auto fetcher = make_http_repo_fetcher(service, options_.fetch_timeout);
+  auto fetcher = make_http_repo_fetcher(
+      {.source = service,
+       .timeout = options_.fetch_timeout,
+       .pds_of = [&identity](const std::string& did) { return identity.pds_of(did); },
+       .allow_private_addresses = options_.identity.allow_private_addresses});
   struct Pending {
     int attempts = 0;
     Clock::time_point next = Clock::now();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "firehose/client/websocket_session.hpp"
+#include "firehose/identity/identity.hpp"
 #include "firehose/ingestor.hpp"
 #include "firehose/metrics.hpp"
 #include "schema/error.hpp"
@@ -40,6 +41,9 @@ struct ConsumerOptions {
   std::string repo_service_url;
   std::chrono::seconds fetch_timeout{60};
   int resync_attempts = 3;
+  // DID documents: repo signing keys (every commit is verified against
+  // one) and PDS endpoints (getRepo when the source does not serve it).
+  identity::IdentityOptions identity;
 };
 
 class FirehoseConsumer {

@@ -1,41 +1,81 @@
 #include "firehose/consumer/repo_fetcher.hpp"
 
+#include "firehose/client/network_policy.hpp"
 #include "firehose/client/xrpc_client.hpp"
 
 namespace bulleted::firehose {
 namespace {
 
-constexpr std::size_t kMaxRepoBytes = 512ull * 1024 * 1024;
-
 class HttpRepoFetcher final : public RepoFetcher {
  public:
-  HttpRepoFetcher(const std::string& base_url, std::chrono::seconds timeout)
-      : base_url_(base_url), client_(make_http_xrpc_client(timeout, kMaxRepoBytes)) {}
+  explicit HttpRepoFetcher(RepoFetchOptions options)
+      : options_(std::move(options)),
+        client_(make_http_xrpc_client(options_.timeout, options_.max_repo_bytes)) {}
 
   Result<std::string> get_repo(const std::string& did) override {
-    auto reply = client_->call(
-        {.base_url = base_url_, .path = "/xrpc/com.atproto.sync.getRepo", .query = {{"did", did}}});
-    if (!reply) return std::unexpected(reply.error());
-    if (reply->status != 200) {
-      std::string error = reply->error_name();
-      if (error.empty()) error = "HTTP " + std::to_string(reply->status);
-      const bool missing = error == "RepoNotFound";
-      return fail(missing ? ErrorCode::kNotFound : ErrorCode::kUpstreamFailure,
-                  "getRepo " + did + ": " + error);
-    }
-    return std::move(reply->body);
+    auto from_source = fetch(options_.source, did, true);
+    if (from_source || !options_.pds_of) return from_source;
+    auto pds = options_.pds_of(did);
+    if (!pds || *pds == options_.source) return from_source;
+    auto from_pds = fetch(*pds, did, false);
+    if (from_pds) return from_pds;
+    return fail(from_pds.error().code,
+                from_source.error().message + "; from its PDS: " + from_pds.error().message);
   }
 
  private:
-  std::string base_url_;
+  // getRepo at `base`, following redirects; `trusted` when `base` is the
+  // operator's (every later hop comes from the network).
+  Result<std::string> fetch(const std::string& base, const std::string& did, bool trusted) {
+    XrpcRequest request{
+        .base_url = base, .path = "/xrpc/com.atproto.sync.getRepo", .query = {{"did", did}}};
+    for (int hop = 0;; ++hop) {
+      if (!trusted || hop > 0) {
+        if (auto allowed = check_network_url(request.base_url + request.path,
+                                             options_.allow_private_addresses);
+            !allowed) {
+          return fail(ErrorCode::kUpstreamFailure, "getRepo " + did + " at " + request.base_url +
+                                                       ": " + allowed.error().message);
+        }
+      }
+      auto reply = client_->call(request);
+      if (!reply) return std::unexpected(reply.error());
+      const bool redirect = reply->status == 301 || reply->status == 302 || reply->status == 303 ||
+                            reply->status == 307 || reply->status == 308;
+      if (redirect) {
+        auto location = reply->header("location");
+        if (!location || hop >= options_.max_redirects) {
+          return fail(ErrorCode::kUpstreamFailure,
+                      "getRepo " + did + ": too many redirects, or one without a Location");
+        }
+        auto target = split_url(*location);
+        if (!target) {
+          return fail(ErrorCode::kUpstreamFailure, "getRepo " + did + ": a redirect to " +
+                                                       *location + ": " + target.error().message);
+        }
+        // The query travels in the path from here on.
+        request = XrpcRequest{.base_url = target->first, .path = target->second};
+        continue;
+      }
+      if (reply->status != 200) {
+        std::string error = reply->error_name();
+        if (error.empty()) error = "HTTP " + std::to_string(reply->status);
+        const bool missing = error == "RepoNotFound";
+        return fail(missing ? ErrorCode::kNotFound : ErrorCode::kUpstreamFailure,
+                    "getRepo " + did + " at " + request.base_url + ": " + error);
+      }
+      return std::move(reply->body);
+    }
+  }
+
+  RepoFetchOptions options_;
   std::shared_ptr<XrpcClient> client_;
 };
 
 }  // namespace
 
-std::unique_ptr<RepoFetcher> make_http_repo_fetcher(const std::string& base_url,
-                                                    std::chrono::seconds timeout) {
-  return std::make_unique<HttpRepoFetcher>(base_url, timeout);
+std::unique_ptr<RepoFetcher> make_http_repo_fetcher(RepoFetchOptions options) {
+  return std::make_unique<HttpRepoFetcher>(std::move(options));
 }
 
 std::string http_origin_of(const std::string& websocket_url) {

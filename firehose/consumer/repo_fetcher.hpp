@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,9 +20,25 @@ class RepoFetcher {
   virtual Result<std::string> get_repo(const std::string& did) = 0;
 };
 
-// Fetches from the XRPC service at `base_url` (http:// or https://).
-std::unique_ptr<RepoFetcher> make_http_repo_fetcher(const std::string& base_url,
-                                                    std::chrono::seconds timeout);
+struct RepoFetchOptions {
+  // The operator's service (http:// or https://), trusted as given: a relay
+  // or a PDS.
+  std::string source;
+  std::chrono::seconds timeout{60};
+  std::size_t max_repo_bytes = 512ull * 1024 * 1024;
+  // Where a repo lives when the source does not serve it: its PDS origin
+  // from its DID document (identity/). Unset: the source only.
+  std::function<Result<std::string>(const std::string& did)> pds_of;
+  // network.allowPrivateAddresses: http and private addresses for URLs the
+  // network gives (redirects, PDS endpoints).
+  bool allow_private_addresses = false;
+  int max_redirects = 3;
+};
+
+// Fetches from the source, following its redirects (a relay answers 302 to
+// the repo's PDS), each one checked by check_network_url; when the source
+// cannot give the repo, from the repo's own PDS.
+std::unique_ptr<RepoFetcher> make_http_repo_fetcher(RepoFetchOptions options);
 
 // The HTTP(S) origin of a websocket URL: ws://h:p/x -> http://h:p.
 std::string http_origin_of(const std::string& websocket_url);

@@ -1,5 +1,6 @@
 #include "firehose/identity/identity.hpp"
 
+#include "firehose/client/network_policy.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::identity {
@@ -81,6 +82,49 @@ Result<std::string> pds_endpoint(const nlohmann::json& document, const std::stri
   return fail(ErrorCode::kNotFound, did + " names no #atproto_pds service");
 }
 
+Result<firehose::PublicKey> signing_key(const nlohmann::json& document, const std::string& did) {
+  if (!document.is_object() || document.value("id", std::string()) != did) {
+    return fail(ErrorCode::kUpstreamFailure, "the DID document is not the document of " + did);
+  }
+  auto methods = document.find("verificationMethod");
+  if (methods == document.end() || !methods->is_array()) {
+    return fail(ErrorCode::kNotFound, did + " names no verification methods");
+  }
+  for (const auto& method : *methods) {
+    if (!method.is_object()) continue;
+    const std::string id = method.value("id", std::string());
+    if (id != "#atproto" && id != did + "#atproto") continue;
+    auto multibase = method.find("publicKeyMultibase");
+    if (multibase == method.end() || !multibase->is_string()) {
+      return fail(ErrorCode::kUpstreamFailure,
+                  did + ": the #atproto key has no publicKeyMultibase");
+    }
+    const std::string type = method.value("type", std::string());
+    const std::string text = multibase->get<std::string>();
+    Result<firehose::PublicKey> key =
+        fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key is of type " + type);
+    if (type == "Multikey") {
+      key = firehose::PublicKey::from_multikey(text);
+    } else if (type == "EcdsaSecp256k1VerificationKey2019" ||
+               type == "EcdsaSecp256r1VerificationKey2019") {
+      // The older form: base58btc of the compressed point alone.
+      auto point = text.starts_with("z")
+                       ? firehose::base58_decode(text.substr(1))
+                       : Result<std::string>(fail(ErrorCode::kInvalidRequest, "not base58btc"));
+      key = point ? firehose::PublicKey::from_compressed(type == "EcdsaSecp256k1VerificationKey2019"
+                                                             ? firehose::KeyCurve::kSecp256k1
+                                                             : firehose::KeyCurve::kP256,
+                                                         *point)
+                  : Result<firehose::PublicKey>(std::unexpected(point.error()));
+    }
+    if (!key) {
+      return fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key: " + key.error().message);
+    }
+    return key;
+  }
+  return fail(ErrorCode::kNotFound, did + " names no #atproto key");
+}
+
 IdentityResolver::IdentityResolver(std::shared_ptr<firehose::XrpcClient> client,
                                    IdentityOptions options)
     : client_(std::move(client)), options_(std::move(options)) {}
@@ -135,18 +179,58 @@ Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
   return did;
 }
 
+Result<nlohmann::json> IdentityResolver::read_document(const std::string& did) {
+  auto location = did_document_location(did, options_.plc_url);
+  if (!location) return std::unexpected(location.error());
+  if (did.starts_with("did:web:")) {
+    if (auto allowed = firehose::check_network_url(location->first + location->second,
+                                                   options_.allow_private_addresses);
+        !allowed) {
+      return fail(ErrorCode::kUpstreamFailure, did + ": " + allowed.error().message);
+    }
+  }
+  documents_read_++;
+  auto document = fetch_json(*client_, {.base_url = location->first, .path = location->second},
+                             "DID document of " + did);
+  if (!document) return document;
+  // Whatever the caller asked for, keep both answers the document gives.
+  if (auto endpoint = pds_endpoint(*document, did)) remember("pds:" + did, *endpoint);
+  if (auto key = signing_key(*document, did)) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    if (keys_.size() > 100'000) keys_.clear();  // a bound, not a policy
+    keys_.insert_or_assign(did, KeyEntry{*key, now + options_.cache_ttl, now});
+  }
+  return document;
+}
+
 Result<std::string> IdentityResolver::pds_of(const std::string& did) {
   const std::string key = "pds:" + did;
   if (auto hit = cached(key)) return *hit;
-  auto location = did_document_location(did, options_.plc_url);
-  if (!location) return std::unexpected(location.error());
-  auto document = fetch_json(*client_, {.base_url = location->first, .path = location->second},
-                             "DID document of " + did);
+  auto document = read_document(did);
   if (!document) return std::unexpected(document.error());
-  auto endpoint = pds_endpoint(*document, did);
-  if (!endpoint) return endpoint;
-  remember(key, *endpoint);
-  return endpoint;
+  return pds_endpoint(*document, did);
+}
+
+Result<firehose::PublicKey> IdentityResolver::key(const std::string& did, bool fresh) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = keys_.find(did);
+    if (it != keys_.end()) {
+      const auto now = std::chrono::steady_clock::now();
+      const bool recent = now - it->second.read < options_.refresh_interval;
+      if ((!fresh && it->second.expires > now) || (fresh && recent)) return it->second.key;
+    }
+  }
+  auto document = read_document(did);
+  if (!document) return std::unexpected(document.error());
+  return signing_key(*document, did);
+}
+
+void IdentityResolver::forget(const std::string& did) {
+  std::lock_guard lock(mutex_);
+  cache_.erase("pds:" + did);
+  keys_.erase(did);
 }
 
 Result<std::string> IdentityResolver::did_of(const std::string& identifier) {

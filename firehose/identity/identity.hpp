@@ -7,9 +7,16 @@
 // document's #atproto_pds service. Answers are cached for a TTL; failures are
 // not cached.
 //
+// The repo signing key is the document's #atproto verification method
+// (Multikey, or the older EcdsaSecp256k1/Secp256r1VerificationKey2019 forms),
+// cached like the rest; a caller that saw a signature fail may ask for the
+// document again, at most once a minute per DID (forged frames must not turn
+// into a flood of directory reads).
+//
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -18,6 +25,8 @@
 #include <string>
 
 #include "firehose/client/xrpc_client.hpp"
+#include "firehose/crypto.hpp"
+#include "firehose/verify.hpp"
 #include "schema/error.hpp"
 
 namespace bulleted::identity {
@@ -26,9 +35,13 @@ struct IdentityOptions {
   std::string plc_url = "https://plc.directory";
   std::optional<std::string> handle_resolver;
   std::chrono::seconds cache_ttl{3600};
+  std::chrono::seconds refresh_interval{60};  // at most one forced re-read per DID
+  // A did:web host is the network's address: checked by check_network_url
+  // unless this allows http and private addresses (test networks).
+  bool allow_private_addresses = false;
 };
 
-class IdentityResolver {
+class IdentityResolver final : public firehose::RepoKeys {
  public:
   IdentityResolver(std::shared_ptr<firehose::XrpcClient> client, IdentityOptions options);
 
@@ -39,7 +52,24 @@ class IdentityResolver {
   // A handle or a DID to the DID.
   Result<std::string> did_of(const std::string& identifier);
 
+  // The #atproto key of a DID (RepoKeys).
+  Result<firehose::PublicKey> key(const std::string& did, bool fresh) override;
+  // Drops what is cached of a DID (an #identity event).
+  void forget(const std::string& did) override;
+  // DID documents read since start.
+  std::uint64_t documents_read() const { return documents_read_.load(); }
+
  private:
+  struct KeyEntry {
+    firehose::PublicKey key;
+    std::chrono::steady_clock::time_point expires;
+    std::chrono::steady_clock::time_point read;
+  };
+  // Reads a DID document and caches its PDS and key.
+  Result<nlohmann::json> read_document(const std::string& did);
+  std::map<std::string, KeyEntry> keys_;
+  std::atomic<std::uint64_t> documents_read_{0};
+
   struct Entry {
     std::string value;
     std::chrono::steady_clock::time_point expires;
@@ -57,6 +87,10 @@ class IdentityResolver {
 // DID method other than plc and web.
 Result<std::pair<std::string, std::string>> did_document_location(const std::string& did,
                                                                   const std::string& plc_url);
+
+// The #atproto signing key of a DID document, checked to be the document
+// of `did`.
+Result<firehose::PublicKey> signing_key(const nlohmann::json& document, const std::string& did);
 
 // The #atproto_pds service endpoint of a DID document, checked to be the
 // document of `did` and an http(s) origin.
