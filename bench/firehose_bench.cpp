@@ -1,6 +1,7 @@
 // Replay throughput of the ingest path on a frame stream (bench/make_frames):
-// decode only (frames and their records), then decode + apply to a fresh
-// SQLite index. Prints JSON lines.
+// decode + verify (frames, their records, each commit's MST proof and
+// signature against the key directory FRAMES.keys.json), then decode +
+// verify + apply to a fresh SQLite index. Prints JSON lines.
 // Usage: firehose_bench FRAMES [DB_PATH | --decode-only]   (--decode-only: for profiling)
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "bench/frame_stream.hpp"
+#include "bench/key_directory.hpp"
 #include "firehose/bounded_queue.hpp"
 #include "firehose/ingestor.hpp"
 #include "firehose/records.hpp"
@@ -24,6 +26,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto frames = bench::read_frame_stream(argv[1]);
+  bench::KeyDirectory keys(std::string(argv[1]) + ".keys.json");
+  if (keys.size() == 0) {
+    std::fprintf(stderr, "no key directory at %s.keys.json\n", argv[1]);
+    return 2;
+  }
   std::size_t bytes = 0;
   for (const auto& f : frames) bytes += f.size();
 
@@ -38,13 +45,15 @@ int main(int argc, char** argv) {
       if (!event) return 1;
       if (auto* commit = std::get_if<firehose::CommitEvent>(&*event)) {
         auto records = firehose::commit_records(*commit);
-        if (!records) return 1;
+        if (!records || !records->proof || !*records->proof) return 1;
+        auto key = keys.key(commit->repo, false);
+        if (!key || !firehose::check_signature(**records->proof, *key)) return 1;
         ops += records->ops.size();
       }
     }
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  std::printf("%s\n", nlohmann::json{{"benchmark", "decode"},
+  std::printf("%s\n", nlohmann::json{{"benchmark", "decodeAndVerify"},
                                      {"frames", frames.size()},
                                      {"ops", ops},
                                      {"megabytes", static_cast<double>(bytes) / 1e6},
@@ -64,7 +73,7 @@ int main(int argc, char** argv) {
   auto store = schema::Store::open(path);
   if (!store) return 1;
   firehose::FirehoseMetrics metrics;
-  firehose::Ingestor ingestor(**store, {}, metrics);
+  firehose::Ingestor ingestor(**store, {.keys = &keys}, metrics);
   if (!ingestor.start()) return 1;
   firehose::BoundedQueue<firehose::FirehoseEvent> queue(1000);
   bool decoded_all = true;
@@ -100,6 +109,13 @@ int main(int argc, char** argv) {
                      {"seconds", seconds},
                      {"framesPerSecond", static_cast<double>(frames.size()) / seconds},
                      {"opsPerSecond", static_cast<double>(metrics.ops_applied.load()) / seconds},
+                     {"commitsVerified", metrics.commits_verified.load()},
+                     {"verificationFailures",
+                      [&] {
+                        std::uint64_t n = 0;
+                        for (const auto& count : metrics.verification_failures) n += count;
+                        return n;
+                      }()},
                      {"resyncsRequested", metrics.resyncs_started.load()}}
           .dump()
           .c_str());

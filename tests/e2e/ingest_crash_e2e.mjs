@@ -8,7 +8,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Runner, assert, assertEqual, freePort, generatedFrames, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { Runner, assert, assertEqual, freePort, generatedFrames, sleep, startDidDirectory, stopProcess, track,
+  waitFor } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const Database = require('./pds/node_modules/better-sqlite3');
@@ -23,6 +24,8 @@ const commits = 15000;
 const streamFile = path.join(workdir, 'frames.bin');
 const frames = generatedFrames(binary, streamFile, commits);
 assertEqual(frames.length, commits, 'frames generated');
+// Every commit is verified against its repo's key: the directory serves them.
+const directory = await startDidDirectory(`${streamFile}.keys.json`);
 
 // A relay that honours ?cursor= (exclusive) and then stays open.
 const relayPort = await freePort();
@@ -44,7 +47,8 @@ const relayUrl = `ws://127.0.0.1:${relayPort}`;
 function startIndexer(db) {
   return freePort().then((port) => {
     const log = fs.openSync(path.join(workdir, `appview-${path.basename(db)}.log`), 'a');
-    const child = track(spawn(binary, ['serve', '--db', db, '--port', String(port), '--firehose', relayUrl],
+    const child = track(spawn(binary, ['serve', '--db', db, '--port', String(port), '--firehose', relayUrl,
+      '--plc', directory.url],
       { stdio: ['ignore', log, log] }));
     child.port = port;
     return child;
@@ -80,6 +84,13 @@ try {
     const calm = path.join(workdir, 'calm.db');
     const calmServer = await startIndexer(calm);
     await finished(calm);
+    // Every commit was verified (signature and MST proof) before it applied.
+    const metrics = await (await fetch(`http://127.0.0.1:${calmServer.port}/metrics`)).text();
+    const counter = (name) => Number(metrics.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? -1);
+    assertEqual(counter('bulleted_firehose_commits_verified_total'), commits, 'commits verified');
+    const failed = [...metrics.matchAll(/^bulleted_firehose_verification_failures_total\{[^}]*\} (\d+)$/gm)]
+      .reduce((sum, m) => sum + Number(m[1]), 0);
+    assertEqual(failed, 0, 'verification failures');
     await stopProcess(calmServer);
 
     const crashy = path.join(workdir, 'crashy.db');
@@ -111,5 +122,6 @@ try {
   });
 } finally {
   relay.close();
+  directory.close();
 }
 process.exit(runner.finish());

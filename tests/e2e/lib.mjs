@@ -172,6 +172,34 @@ export function assertEqual(actual, expected, message) {
 
 // Generates a stream of `commits` #commit frames with bench/make_frames (built
 // next to the app view) and returns them, frame i carrying seq i + 1.
+// A PLC-shaped directory on 127.0.0.1 for the repos of a generated stream:
+// GET /<did> answers the DID document with the repo's #atproto key from
+// make_frames' key directory (FILE.keys.json). Returns { url, close() }.
+export async function startDidDirectory(keysFile) {
+  const keys = JSON.parse(fs.readFileSync(keysFile, 'utf8'));
+  const http = await import('node:http');
+  const server = http.createServer((request, response) => {
+    const did = decodeURIComponent(request.url.slice(1));
+    const key = keys[did];
+    if (!key) {
+      response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ message: 'DID not registered' }));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({
+      '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/multikey/v1'],
+      id: did,
+      verificationMethod: [{ id: `${did}#atproto`, type: 'Multikey', controller: did,
+        publicKeyMultibase: key.slice('did:key:'.length) }],
+      service: [],
+    }));
+  });
+  const port = await freePort();
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+}
+
 export function generatedFrames(binary, file, commits) {
   execFileSync(path.join(path.dirname(binary), 'bench', 'make_frames'), [file, String(commits)]);
   const bytes = fs.readFileSync(file);
