@@ -238,6 +238,39 @@ Result<PublicKey> PublicKey::from_compressed(KeyCurve curve, std::string_view po
   return PublicKey(std::move(impl));
 }
 
+Result<PublicKey> PublicKey::from_point(KeyCurve curve, std::string_view point) {
+  if (point.size() == 33) return from_compressed(curve, point);
+  if (point.size() != 65 || point[0] != 4) {
+    return fail(ErrorCode::kInvalidRequest, "a public key is a 33- or 65-byte point");
+  }
+  std::string compressed(33, '\0');
+  if (curve == KeyCurve::kSecp256k1) {
+    secp256k1_pubkey parsed;
+    std::size_t length = compressed.size();
+    if (secp256k1_ec_pubkey_parse(secp_context(), &parsed,
+                                  reinterpret_cast<const unsigned char*>(point.data()),
+                                  point.size()) != 1 ||
+        secp256k1_ec_pubkey_serialize(secp_context(),
+                                      reinterpret_cast<unsigned char*>(compressed.data()), &length,
+                                      &parsed, SECP256K1_EC_COMPRESSED) != 1) {
+      return fail(ErrorCode::kInvalidRequest, "not a point on secp256k1");
+    }
+  } else {
+    EC_GROUP* group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    EC_POINT* decoded = EC_POINT_new(group);
+    const bool ok =
+        EC_POINT_oct2point(group, decoded, reinterpret_cast<const unsigned char*>(point.data()),
+                           point.size(), nullptr) == 1 &&
+        EC_POINT_point2oct(group, decoded, POINT_CONVERSION_COMPRESSED,
+                           reinterpret_cast<unsigned char*>(compressed.data()), compressed.size(),
+                           nullptr) == compressed.size();
+    EC_POINT_free(decoded);
+    EC_GROUP_free(group);
+    if (!ok) return fail(ErrorCode::kInvalidRequest, "not a point on P-256");
+  }
+  return from_compressed(curve, compressed);
+}
+
 Result<PublicKey> PublicKey::from_multikey(std::string_view multibase) {
   if (multibase.empty() || multibase[0] != 'z') {
     return fail(ErrorCode::kInvalidRequest, "a multikey is base58btc ('z' prefix)");

@@ -24,6 +24,9 @@ class PublicKey {
   // A compressed point (33 bytes) on `curve`; kInvalidRequest when it is not
   // a point of the curve.
   static Result<PublicKey> from_compressed(KeyCurve curve, std::string_view point);
+  // A point compressed (33 bytes) or not (65 bytes, 0x04 first): the older
+  // DID document key forms carry it uncompressed.
+  static Result<PublicKey> from_point(KeyCurve curve, std::string_view point);
   // "z" + base58btc(multicodec varint + compressed point): the
   // publicKeyMultibase of a DID document's Multikey method.
   static Result<PublicKey> from_multikey(std::string_view multibase);

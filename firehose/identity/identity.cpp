@@ -107,14 +107,15 @@ Result<firehose::PublicKey> signing_key(const nlohmann::json& document, const st
       key = firehose::PublicKey::from_multikey(text);
     } else if (type == "EcdsaSecp256k1VerificationKey2019" ||
                type == "EcdsaSecp256r1VerificationKey2019") {
-      // The older form: base58btc of the compressed point alone.
+      // The older form: base58btc of the point alone (uncompressed, as the
+      // PLC directory writes it, or compressed).
       auto point = text.starts_with("z")
                        ? firehose::base58_decode(text.substr(1))
                        : Result<std::string>(fail(ErrorCode::kInvalidRequest, "not base58btc"));
-      key = point ? firehose::PublicKey::from_compressed(type == "EcdsaSecp256k1VerificationKey2019"
-                                                             ? firehose::KeyCurve::kSecp256k1
-                                                             : firehose::KeyCurve::kP256,
-                                                         *point)
+      key = point ? firehose::PublicKey::from_point(type == "EcdsaSecp256k1VerificationKey2019"
+                                                        ? firehose::KeyCurve::kSecp256k1
+                                                        : firehose::KeyCurve::kP256,
+                                                    *point)
                   : Result<firehose::PublicKey>(std::unexpected(point.error()));
     }
     if (!key) {

@@ -1,6 +1,8 @@
 // The pieces of pds mode that need no network: sealing secrets, DID document
 // locations and services, and what a PDS's error answer becomes.
 #include <gtest/gtest.h>
+#include <openssl/ec.h>
+#include <openssl/obj_mac.h>
 
 #include "appview/signin/pds_sessions.hpp"
 #include "appview/signin/secret_box.hpp"
@@ -78,6 +80,55 @@ TEST(IdentityTest, PdsEndpointOfADocument) {
   doc["service"].erase(1);
   EXPECT_EQ(pds_endpoint(doc, did).error().code, ErrorCode::kNotFound);
   EXPECT_FALSE(pds_endpoint(nlohmann::json::array(), did).has_value());
+}
+
+// The key's uncompressed point, as the PLC directory's older key form
+// writes it.
+std::string uncompressed(const firehose::PublicKey& key) {
+  EC_GROUP* group = EC_GROUP_new_by_curve_name(
+      key.curve() == firehose::KeyCurve::kP256 ? NID_X9_62_prime256v1 : NID_secp256k1);
+  EC_POINT* point = EC_POINT_new(group);
+  std::string out(65, '\0');
+  EC_POINT_oct2point(group, point, reinterpret_cast<const unsigned char*>(key.compressed().data()),
+                     33, nullptr);
+  EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED,
+                     reinterpret_cast<unsigned char*>(out.data()), out.size(), nullptr);
+  EC_POINT_free(point);
+  EC_GROUP_free(group);
+  return out;
+}
+
+TEST(IdentityTest, SigningKeysComeFromTheAtprotoMethodInEitherForm) {
+  const std::string did = "did:plc:ewvi7nxzyoun6zhxrhs64oiz";
+  for (auto curve : {firehose::KeyCurve::kSecp256k1, firehose::KeyCurve::kP256}) {
+    const auto key = firehose::PrivateKey::generate(curve).public_key();
+    nlohmann::json doc = {
+        {"id", did},
+        {"verificationMethod",
+         {{{"id", did + "#other"}, {"type", "Multikey"}, {"publicKeyMultibase", "zzz"}},
+          {{"id", did + "#atproto"},
+           {"type", "Multikey"},
+           {"publicKeyMultibase", key.multikey()}}}}};
+    EXPECT_TRUE(identity::signing_key(doc, did).value() == key);
+    doc["verificationMethod"][1]["id"] = "#atproto";
+    EXPECT_TRUE(identity::signing_key(doc, did).value() == key);
+    // The form the PLC directory writes: the curve in the type, the point
+    // uncompressed.
+    doc["verificationMethod"][1]["type"] = curve == firehose::KeyCurve::kP256
+                                               ? "EcdsaSecp256r1VerificationKey2019"
+                                               : "EcdsaSecp256k1VerificationKey2019";
+    doc["verificationMethod"][1]["publicKeyMultibase"] =
+        "z" + firehose::base58_encode(uncompressed(key));
+    auto legacy = identity::signing_key(doc, did);
+    ASSERT_TRUE(legacy.has_value()) << legacy.error().message;
+    EXPECT_TRUE(*legacy == key);
+    // Another DID's document, an unknown type, or no #atproto key.
+    EXPECT_FALSE(identity::signing_key(doc, "did:plc:someoneelse").has_value());
+    doc["verificationMethod"][1]["type"] = "JsonWebKey2020";
+    EXPECT_FALSE(identity::signing_key(doc, did).has_value());
+    doc["verificationMethod"].erase(1);
+    EXPECT_EQ(identity::signing_key(doc, did).error().code, ErrorCode::kNotFound);
+  }
 }
 
 firehose::XrpcReply reply(int status, const std::string& body,

@@ -8,7 +8,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startPds, stopProcess, track, waitFor,
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startPds, stopProcess, testNetworkEnv, track,
+  waitFor,
 } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
@@ -20,7 +21,7 @@ const limitBytes = 512 * 1024;
 // Its logs go through a pipe: a log file would hit the limit too.
 function startLimited(args) {
   const child = track(spawn('prlimit', [`--fsize=${limitBytes}:unlimited`, '--', binary, 'serve', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0' } }));
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...testNetworkEnv(), BULLETED_PROCEDURE_RATE: '0' } }));
   child.log = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => { child.log += d; });
   return child;
@@ -83,11 +84,21 @@ await runner.test('ingest on a full disk: logged and counted, nothing skipped, c
   const [alice] = info.accounts;
   const db = path.join(workdir, 'ingest.db');
   const port = await freePort();
-  const server = startLimited(['--db', db, '--port', String(port), '--firehose', info.firehoseUrl]);
+  const server = startLimited(['--db', db, '--port', String(port), '--firehose', info.firehoseUrl,
+    '--plc', info.plcUrl]);
   try {
     await waitFor('a firehose connection', () => /firehose: connected to/.test(server.log), 30000);
-    // Records large enough to outgrow the limit within a few commits.
     const now = new Date().toISOString();
+    // alice's repo began before the app view followed the PDS: her first
+    // write makes the app view fetch it whole (backfill) before going live.
+    await xrpc.ok('com.atproto.repo.createRecord', { token: alice.accessJwt, body: { repo: alice.did,
+      collection: 'app.bulleted.node', rkey: 'first', record: { $type: 'app.bulleted.node', text: 'first',
+        sortKey: 'a0', createdAt: now } } });
+    await waitFor('the backfill of alice', async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/xrpc/app.bulleted.getChildren?repo=${alice.did}&limit=10`);
+      return res.ok && (await res.json()).nodes.length === 1;
+    }, 30000);
+    // Records large enough to outgrow the limit within a few commits.
     for (let batch = 0; batch < 8; batch++) {
       const writes = [];
       for (let i = 0; i < 50; i++) {
@@ -103,10 +114,10 @@ await runner.test('ingest on a full disk: logged and counted, nothing skipped, c
     lift(server);
     assert(await waitFor('the index to catch up', async () => {
       const res = await fetch(`http://127.0.0.1:${port}/xrpc/app.bulleted.getChildren?repo=${alice.did}&limit=1000`);
-      return (await res.json()).nodes.length === 400;
+      return (await res.json()).nodes.length === 401;
     }, 30000), 'every record indexed');
     const records = await listRecords(xrpc, alice.did);
-    assertEqual(records.length, 400, 'the PDS holds 400');
+    assertEqual(records.length, 401, 'the PDS holds 401');
     assert(/firehose: the index is writable again/.test(server.log), 'recovery logged');
   } finally {
     await stopProcess(server);

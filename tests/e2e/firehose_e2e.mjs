@@ -32,7 +32,8 @@ let indexerPort;
 async function startIndexer() {
   currentLog = path.join(workdir, `appview-${++logNumber}.log`);
   indexerPort = await freePort();
-  appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--db', dbPath, '--port', String(indexerPort),
+  appview = startAppview(binary, ['--firehose', info.firehoseUrl, '--plc', info.plcUrl, '--db', dbPath,
+    '--port', String(indexerPort),
     '--log-level', 'info'], currentLog);
   await waitForConnection(currentLog);
 }
@@ -194,7 +195,8 @@ try {
   await runner.test('backfill DID indexes a whole repo into a fresh database', async () => {
     const fresh = path.join(workdir, 'backfill.db');
     const { execFileSync } = await import('node:child_process');
-    const out = execFileSync(binary, ['backfill', alice.did, '--pds', info.pdsUrl, '--db', fresh], { encoding: 'utf8' });
+    const out = execFileSync(binary, ['backfill', alice.did, '--pds', info.pdsUrl, '--plc', info.plcUrl,
+      '--db', fresh], { encoding: 'utf8' });
     assert(/backfilled/.test(out), `backfill reported: ${out}`);
     const db = new Database(fresh, { readonly: true });
     const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(alice.did);
@@ -237,7 +239,8 @@ try {
     const secondDb = path.join(workdir, 'second.db');
     const follow = async () => {
       const log = path.join(workdir, 'second', `appview-${Date.now()}.log`);
-      const child = startAppview(binary, ['--firehose', second.info.firehoseUrl, '--db', secondDb,
+      const child = startAppview(binary, ['--firehose', second.info.firehoseUrl, '--plc', second.info.plcUrl,
+        '--db', secondDb,
         '--port', String(await freePort())], log);
       await waitForConnection(log);
       return child;

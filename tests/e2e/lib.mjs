@@ -116,9 +116,13 @@ http {
 }
 
 // Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
+// Test networks live on 127.0.0.1: the addresses their DID documents and
+// redirects give are http and loopback, which only this setting allows.
+export const testNetworkEnv = () => ({ ...process.env, BULLETED_ALLOW_PRIVATE_ADDRESSES: '1' });
+
 export function startAppview(binary, args, logFile) {
   const log = fs.openSync(logFile, 'a');
-  return track(spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log] }));
+  return track(spawn(binary, ['serve', ...args], { stdio: ['ignore', log, log], env: testNetworkEnv() }));
 }
 
 // Resolves once an app view's log says its firehose session is open (a
