@@ -10,6 +10,7 @@
 
 #include "firehose/frame.hpp"
 #include "firehose/records.hpp"
+#include "firehose/verify.hpp"
 #include "tests/support/describe_decoded.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -30,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auto* sync = std::get_if<bulleted::firehose::SyncEvent>(&*event)) {
     (void)bulleted::firehose::read_repo(sync->blocks, sync->did);
+    (void)bulleted::firehose::check_sync_proof(*sync);
   }
   return 0;
 }
