@@ -98,6 +98,23 @@ std::function<std::optional<std::string>(Config&, const nlohmann::json&)> option
       };
 }
 
+// true/false in the file; 1/0 (or true/false) from the environment.
+std::function<std::optional<std::string>(Config&, const nlohmann::json&)> boolean(
+    bool Config::*field) {
+  return [field](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+    if (value.is_boolean()) {
+      config.*field = value.get<bool>();
+    } else if (value == "1" || value == "true") {
+      config.*field = true;
+    } else if (value == "0" || value == "false" || value == "") {
+      config.*field = false;
+    } else {
+      return "must be true or false (1 or 0)";
+    }
+    return std::nullopt;
+  };
+}
+
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> kSettings = {
       {"server.bind", "BULLETED_BIND", "bind", text(&Config::bind)},
@@ -159,24 +176,16 @@ const std::vector<Setting>& settings() {
       {"firehose.repoServiceUrl", "BULLETED_REPO_SERVICE", "pds",
        optional_url(&Config::repo_service_url, {"http", "https"})},
       {"firehose.fetchTimeoutSeconds", "", "", integer(&Config::fetch_timeout_seconds, 1, 3600)},
+      {"firehose.fetchConcurrency", "", "", integer(&Config::fetch_concurrency, 1, 64)},
+      {"firehose.backfillOnStart", "BULLETED_BACKFILL_ON_START", "",
+       boolean(&Config::backfill_on_start)},
+      {"firehose.backfillBlocksReadiness", "", "", boolean(&Config::backfill_blocks_readiness)},
       {"identity.plcUrl", "BULLETED_PLC", "plc", text(&Config::plc_url)},
       {"identity.handleResolver", "BULLETED_HANDLE_RESOLVER", "handle-resolver",
        optional_url(&Config::handle_resolver, {"http", "https"})},
       {"identity.cacheSeconds", "", "", integer(&Config::identity_cache_seconds, 0, 86'400 * 7)},
       {"network.allowPrivateAddresses", "BULLETED_ALLOW_PRIVATE_ADDRESSES", "",
-       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
-         // true/false in the file; 1/0 (or true/false) from the environment.
-         if (value.is_boolean()) {
-           config.allow_private_addresses = value.get<bool>();
-         } else if (value == "1" || value == "true") {
-           config.allow_private_addresses = true;
-         } else if (value == "0" || value == "false" || value == "") {
-           config.allow_private_addresses = false;
-         } else {
-           return "must be true or false (1 or 0)";
-         }
-         return std::nullopt;
-       }},
+       boolean(&Config::allow_private_addresses)},
       {"limits.maxBodyBytes", "", "", integer(&Config::max_body_bytes, 1024, 64L * 1024 * 1024)},
       {"limits.maxImportBytes", "", "",
        integer(&Config::max_import_bytes, 1024, 1024L * 1024 * 1024)},
@@ -317,7 +326,10 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"idleTimeoutSeconds", c.firehose_idle_timeout_seconds},
         {"readyMaxLagSeconds", c.firehose_ready_max_lag_seconds},
         {"repoServiceUrl", optional(c.repo_service_url)},
-        {"fetchTimeoutSeconds", c.fetch_timeout_seconds}}},
+        {"fetchTimeoutSeconds", c.fetch_timeout_seconds},
+        {"fetchConcurrency", c.fetch_concurrency},
+        {"backfillOnStart", c.backfill_on_start},
+        {"backfillBlocksReadiness", c.backfill_blocks_readiness}}},
       {"identity",
        {{"plcUrl", c.plc_url},
         {"handleResolver", optional(c.handle_resolver)},

@@ -51,6 +51,9 @@ struct Config {
   // private (test networks on 127.0.0.1); off in production.
   bool allow_private_addresses = false;
   int identity_cache_seconds = 3600;
+  int fetch_concurrency = 4;
+  bool backfill_on_start = true;
+  bool backfill_blocks_readiness = true;
   // limits
   std::size_t max_body_bytes = 1024 * 1024;
   std::size_t max_import_bytes = 50 * 1024 * 1024;

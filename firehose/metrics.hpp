@@ -46,6 +46,14 @@ struct FirehoseMetrics {
   std::array<std::atomic<std::uint64_t>, 6> verification_failures{};
   std::atomic<std::uint64_t> key_refreshes{0};
   std::atomic<std::uint64_t> commits_verified{0};
+
+  // Backfill and resyncs: repos listed by the initial backfill, repos waiting
+  // for a getRepo, being fetched now; and whether the initial backfill is
+  // still under way (/readyz says "backfilling" meanwhile).
+  std::atomic<std::uint64_t> backfill_discovered{0};
+  std::atomic<std::uint64_t> repos_pending{0};
+  std::atomic<std::uint64_t> repos_in_flight{0};
+  std::atomic<bool> backfilling{false};
 };
 
 }  // namespace bulleted::firehose

@@ -42,6 +42,8 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   options.identity.handle_resolver = config.handle_resolver;
   options.identity.cache_ttl = std::chrono::seconds(config.identity_cache_seconds);
   options.identity.allow_private_addresses = config.allow_private_addresses;
+  options.fetch_concurrency = config.fetch_concurrency;
+  options.backfill_on_start = config.backfill_on_start;
   return options;
 }
 

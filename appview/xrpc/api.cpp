@@ -75,6 +75,12 @@ HttpResponse Api::ready() {
     if (context_.firehose->connection != static_cast<int>(firehose::ConnectionState::kConnected)) {
       problems.push_back("firehose not connected");
     }
+    if (context_.firehose->backfilling && context_.config.backfill_blocks_readiness) {
+      problems.push_back("backfilling: " +
+                         std::to_string(context_.firehose->repos_pending.load() +
+                                        context_.firehose->repos_in_flight.load()) +
+                         " repos to fetch");
+    }
     const auto lag = context_.firehose->lag_ms.load();
     if (lag > static_cast<std::int64_t>(context_.config.firehose_ready_max_lag_seconds) * 1000) {
       problems.push_back("firehose lag " + std::to_string(lag) + " ms");

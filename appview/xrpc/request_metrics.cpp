@@ -135,6 +135,15 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
           m.lag_ms);
     gauge("bulleted_firehose_connected", "1 when the websocket session is open.",
           m.connection == static_cast<int>(firehose::ConnectionState::kConnected) ? 1 : 0);
+    gauge("bulleted_firehose_backfill_repos_pending",
+          "Repos waiting for a getRepo (backfill, resync).",
+          static_cast<std::int64_t>(m.repos_pending.load()));
+    gauge("bulleted_firehose_backfill_repos_in_flight", "Repos being fetched now.",
+          static_cast<std::int64_t>(m.repos_in_flight.load()));
+    counter("bulleted_firehose_backfill_repos_listed_total",
+            "Repos the initial backfill listed at the source.", m.backfill_discovered);
+    gauge("bulleted_firehose_backfilling", "1 until the initial backfill is done.",
+          m.backfilling ? 1 : 0);
     gauge("bulleted_firehose_queue_depth", "Frames waiting between socket and index.",
           static_cast<std::int64_t>(m.queue_depth.load()));
   }

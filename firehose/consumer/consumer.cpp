@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <deque>
 #include <map>
 #include <random>
 
 #include "firehose/bounded_queue.hpp"
+#include "firehose/consumer/discovery.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
 #include "firehose/records.hpp"
 
@@ -17,12 +19,18 @@ using Clock = std::chrono::steady_clock;
 void log_stats(const FirehoseMetrics& m) {
   std::uint64_t received = 0;
   for (const auto& count : m.received) received += count;
+  std::uint64_t refused = 0;
+  for (const auto& count : m.verification_failures) refused += count;
   spdlog::info(
       "firehose: stats events={} ops_applied={} ops_stale={} duplicates={} decode_errors={} "
-      "records_rejected={} resyncs_started={} resyncs_done={} reconnects={} last_seq={} lag_ms={}",
+      "records_rejected={} commits_verified={} verification_failures={} resyncs_started={} "
+      "resyncs_done={} resyncs_failed={} repos_pending={} repos_in_flight={} backfilling={} "
+      "reconnects={} last_seq={} lag_ms={}",
       received, m.ops_applied.load(), m.ops_stale.load(), m.duplicate_events.load(),
-      m.decode_errors.load(), m.records_rejected.load(), m.resyncs_started.load(),
-      m.resyncs_done.load(), m.reconnects.load(), m.last_seq.load(), m.lag_ms.load());
+      m.decode_errors.load(), m.records_rejected.load(), m.commits_verified.load(), refused,
+      m.resyncs_started.load(), m.resyncs_done.load(), m.resyncs_failed.load(),
+      m.repos_pending.load(), m.repos_in_flight.load(), m.backfilling.load(), m.reconnects.load(),
+      m.last_seq.load(), m.lag_ms.load());
 }
 
 struct QueueItem {
@@ -46,7 +54,78 @@ struct FirehoseConsumer::Shared {
   std::atomic<bool> resync_when_open{false};  // ...and resync once the live session is open
   std::mutex wake_mutex;
   std::condition_variable wake;
+  // The initial backfill's listing, handed to the indexing thread.
+  std::mutex discovered_mutex;
+  std::vector<std::string> discovered;
+  std::atomic<bool> discovery_running{false};
+  std::atomic<bool> discovery_finished{false};
+  std::atomic<bool> discovery_failed{false};
 };
+
+namespace {
+
+// The store's mark that the initial backfill's listing is done (a cursor
+// row of its own: kept with the index, so a restart does not list again).
+constexpr const char* kBackfillMark = "backfill:listed";
+
+// getRepo on a few threads: the indexing thread hands DIDs in and applies
+// the CARs that come out, at most one per worker waiting at a time.
+class FetchPool {
+ public:
+  using Done = std::pair<std::string, Result<std::string>>;
+  FetchPool(RepoFetcher& fetcher, int workers) : fetcher_(fetcher) {
+    for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~FetchPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& thread : threads_) thread.join();
+  }
+  std::size_t workers() const { return threads_.size(); }
+  void submit(const std::string& did) {
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(did);
+    }
+    wake_.notify_one();
+  }
+  std::vector<Done> take_done() {
+    std::lock_guard lock(mutex_);
+    std::vector<Done> out = std::move(done_);
+    done_.clear();
+    return out;
+  }
+
+ private:
+  void run() {
+    while (true) {
+      std::string did;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (stopping_) return;
+        did = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      auto car = fetcher_.get_repo(did);
+      std::lock_guard lock(mutex_);
+      done_.emplace_back(std::move(did), std::move(car));
+    }
+  }
+
+  RepoFetcher& fetcher_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> jobs_;
+  std::vector<Done> done_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
 
 FirehoseConsumer::FirehoseConsumer(ConsumerOptions options, FirehoseMetrics& metrics)
     : options_(std::move(options)),
@@ -78,8 +157,21 @@ Result<void> FirehoseConsumer::start() {
   shared_->last_queued_seq = *cursor;
   spdlog::info("firehose: following {} from {}", options_.url,
                *cursor ? "cursor " + std::to_string(**cursor) : std::string("the live end"));
+  auto listed = (*store)->cursor(kBackfillMark);
+  if (!listed) return std::unexpected(listed.error());
+  auto unfinished = (*store)->repos_to_resync();
+  if (!unfinished) return std::unexpected(unfinished.error());
+  const bool discover = options_.backfill_on_start && !*cursor && !*listed;
+  metrics_.backfilling = discover || (!*listed && !unfinished->empty());
+  store->reset();
   indexing_thread_ = std::thread([this] { indexing_loop(); });
   connection_thread_ = std::thread([this] { connection_loop(); });
+  if (discover) {
+    shared_->discovery_running = true;
+    discovery_thread_ = std::thread([this] { discovery_loop(); });
+  } else {
+    shared_->discovery_finished = true;
+  }
   return {};
 }
 
@@ -89,9 +181,37 @@ void FirehoseConsumer::stop() {
   shared_->wake.notify_all();
   // Frames still arriving are refused; those already queued get indexed.
   shared_->queue.close();
+  if (discovery_thread_.joinable()) discovery_thread_.join();
   if (connection_thread_.joinable()) connection_thread_.join();
   if (indexing_thread_.joinable()) indexing_thread_.join();
   metrics_.connection = static_cast<int>(ConnectionState::kDisconnected);
+}
+
+void FirehoseConsumer::discovery_loop() {
+  auto shared = shared_;
+  const std::string service =
+      options_.repo_service_url.empty() ? http_origin_of(options_.url) : options_.repo_service_url;
+  auto client = make_http_xrpc_client(options_.fetch_timeout, 64 << 20);
+  spdlog::info("firehose: backfill: listing the repos with app.bulleted.node records at {}",
+               service);
+  auto listed = discover_repos(*client, {.source = service,
+                                         .on_page =
+                                             [&](const std::vector<std::string>& page) {
+                                               metrics_.backfill_discovered += page.size();
+                                               std::lock_guard lock(shared->discovered_mutex);
+                                               shared->discovered.insert(shared->discovered.end(),
+                                                                         page.begin(), page.end());
+                                             },
+                                         .stopping = [&] { return shared->stopping.load(); }});
+  if (listed) {
+    spdlog::info("firehose: backfill: {} repos listed ({})", listed->repos, listed->method);
+  } else {
+    // The live stream goes on; repos first seen there are still backfilled.
+    spdlog::error("firehose: backfill: cannot list the source's repos: {}", listed.error().message);
+    shared->discovery_failed = true;
+  }
+  shared->discovery_finished = true;
+  shared->discovery_running = false;
 }
 
 void FirehoseConsumer::connection_loop() {
@@ -194,11 +314,15 @@ void FirehoseConsumer::indexing_loop() {
        .timeout = options_.fetch_timeout,
        .pds_of = [&identity](const std::string& did) { return identity.pds_of(did); },
        .allow_private_addresses = options_.identity.allow_private_addresses});
+  FetchPool pool(*fetcher, options_.fetch_concurrency);
   struct Pending {
     int attempts = 0;
     Clock::time_point next = Clock::now();
+    bool in_flight = false;
   };
   std::map<std::string, Pending> resyncs;
+  std::size_t in_flight = 0;
+  bool backfill_marked = !metrics_.backfilling.load();
   auto last_flush = Clock::now();
   auto last_stats = Clock::now();
   bool store_failing = false;
@@ -241,14 +365,32 @@ void FirehoseConsumer::indexing_loop() {
         (!item || Clock::now() - last_flush >= options_.max_batch_latency)) {
       if (!try_flush()) continue;
     }
+    {
+      std::vector<std::string> listed;
+      {
+        std::lock_guard lock(shared->discovered_mutex);
+        listed.swap(shared->discovered);
+      }
+      for (const auto& did : listed) ingestor.request_resync(did, "backfill");
+    }
     for (const auto& did : ingestor.take_resync_requests()) resyncs.try_emplace(did);
-    // One resync at a time, between batches.
-    for (auto it = resyncs.begin(); it != resyncs.end() && !shared->stopping; ++it) {
-      if (it->second.next > Clock::now()) continue;
-      const std::string did = it->first;
-      auto car = fetcher->get_repo(did);
+    // Hand ready repos to the fetchers (one each at a time), apply what
+    // they brought back, between batches.
+    for (auto it = resyncs.begin();
+         it != resyncs.end() && in_flight < pool.workers() && !shared->stopping; ++it) {
+      if (it->second.in_flight || it->second.next > Clock::now()) continue;
+      it->second.in_flight = true;
+      ++in_flight;
+      pool.submit(it->first);
+    }
+    for (auto& [did, car] : pool.take_done()) {
+      --in_flight;
+      auto it = resyncs.find(did);
+      if (it == resyncs.end()) continue;
+      it->second.in_flight = false;
       Result<RepoSnapshot> applied = car ? ingestor.resync_from_car(*car, did)
                                          : Result<RepoSnapshot>(std::unexpected(car.error()));
+      if (car) std::string().swap(*car);  // the CAR is not held past its apply
       if (applied) {
         resyncs.erase(it);
       } else if (++it->second.attempts >= options_.resync_attempts ||
@@ -261,7 +403,22 @@ void FirehoseConsumer::indexing_loop() {
                      applied.error().message);
         it->second.next = Clock::now() + std::chrono::seconds(5 * it->second.attempts);
       }
-      break;
+    }
+    metrics_.repos_pending = resyncs.size() - in_flight;
+    metrics_.repos_in_flight = in_flight;
+    if (!backfill_marked && shared->discovery_finished && resyncs.empty()) {
+      // The initial backfill is done: mark it in the index (unless the
+      // listing failed, so that the next start lists again).
+      backfill_marked = true;
+      metrics_.backfilling = false;
+      if (!shared->discovery_failed) {
+        schema::ApplyBatch mark;
+        mark.cursor = std::make_pair(std::string(kBackfillMark), std::int64_t{1});
+        (void)(*store)->apply(mark);
+      }
+      spdlog::info("firehose: backfill: done ({} repos listed, {} resynced, {} given up)",
+                   metrics_.backfill_discovered.load(), metrics_.resyncs_done.load(),
+                   metrics_.resyncs_failed.load());
     }
     if (Clock::now() - last_stats > std::chrono::seconds(60)) {
       log_stats(metrics_);

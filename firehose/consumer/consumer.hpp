@@ -44,6 +44,11 @@ struct ConsumerOptions {
   // DID documents: repo signing keys (every commit is verified against
   // one) and PDS endpoints (getRepo when the source does not serve it).
   identity::IdentityOptions identity;
+  // getRepo fetches at once (resyncs and backfill); each holds one CAR.
+  int fetch_concurrency = 4;
+  // On first start (no cursor, no backfill done yet) list every repo with
+  // app.bulleted.node records at the source and backfill them.
+  bool backfill_on_start = true;
 };
 
 class FirehoseConsumer {
@@ -66,12 +71,14 @@ class FirehoseConsumer {
   struct Shared;
   void connection_loop();
   void indexing_loop();
+  void discovery_loop();
 
   ConsumerOptions options_;
   FirehoseMetrics& metrics_;
   std::shared_ptr<Shared> shared_;
   std::thread connection_thread_;
   std::thread indexing_thread_;
+  std::thread discovery_thread_;
 };
 
 }  // namespace bulleted::firehose

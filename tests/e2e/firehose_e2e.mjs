@@ -204,6 +204,40 @@ try {
     assertEqual(rows, await pdsState(alice.did), 'backfilled rows equal listRecords');
   });
 
+  await runner.test('a replica started later backfills everything that existed before it', async () => {
+    // A second app view with an empty index, next to the running one: it
+    // lists the source's repos, fetches each whole (verified), and is ready
+    // only once that is done; then it equals the PDS and the first replica.
+    const replicaDb = path.join(workdir, 'replica.db');
+    const replicaPort = await freePort();
+    const log = path.join(workdir, 'appview-replica.log');
+    const replica = startAppview(binary, ['--firehose', info.firehoseUrl, '--plc', info.plcUrl,
+      '--db', replicaDb, '--port', String(replicaPort)], log);
+    try {
+      await waitFor('the replica to be ready', async () => {
+        const res = await fetch(`http://127.0.0.1:${replicaPort}/readyz`).catch(() => null);
+        return res?.status === 200;
+      }, 60000, 200);
+      const metrics = await (await fetch(`http://127.0.0.1:${replicaPort}/metrics`)).text();
+      const value = (name) => Number(metrics.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? -1);
+      assert(value('bulleted_firehose_backfill_repos_listed_total') >= 2, 'both repos listed');
+      assertEqual(value('bulleted_firehose_backfilling'), 0, 'backfill done when ready');
+      assert(/backfill: done/.test(fs.readFileSync(log, 'utf8')), 'the end of the backfill is logged');
+      const db = new Database(replicaDb, { readonly: true });
+      try {
+        for (const account of [alice, bob]) {
+          const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(account.did);
+          assertEqual(rows, await pdsState(account.did), `the replica's ${account.handle} equals listRecords`);
+          assertEqual(rows, indexed(account.did), `the replica's ${account.handle} equals the first replica's`);
+        }
+      } finally {
+        db.close();
+      }
+    } finally {
+      await stopProcess(replica);
+    }
+  });
+
   await runner.test('takedown and deactivation hide a repo, reactivation restores it', async () => {
     const before = indexed(bob.did).length;
     assert(before > 0, 'bob has nodes');
