@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess, waitFor,
-  waitForConnection,
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess,
+  testNetworkEnv, waitFor, waitForConnection,
 } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
@@ -202,6 +202,20 @@ try {
     const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(alice.did);
     db.close();
     assertEqual(rows, await pdsState(alice.did), 'backfilled rows equal listRecords');
+    // --all lists the source's repos (a PDS: listRepos) and does each.
+    const everything = path.join(workdir, 'backfill-all.db');
+    const all = execFileSync(binary, ['backfill', '--all', '--pds', info.pdsUrl, '--plc', info.plcUrl,
+      '--db', everything], { encoding: 'utf8', env: testNetworkEnv() });
+    assert(/listed \d+ repos/.test(all) && / 0 failed/.test(all), `backfill --all reported: ${all}`);
+    const allDb = new Database(everything, { readonly: true });
+    try {
+      for (const account of [alice, bob]) {
+        assertEqual(allDb.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(account.did),
+          await pdsState(account.did), `backfill --all: ${account.handle} equals listRecords`);
+      }
+    } finally {
+      allDb.close();
+    }
   });
 
   await runner.test('a replica started later backfills everything that existed before it', async () => {
