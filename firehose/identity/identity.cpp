@@ -60,70 +60,73 @@ Result<std::pair<std::string, std::string>> did_document_location(const std::str
   return fail(ErrorCode::kInvalidRequest, "unsupported DID method: " + did);
 }
 
-Result<std::string> pds_endpoint(const nlohmann::json& document, const std::string& did) {
+namespace {
+
+// The first object of the document's `list` (service, verificationMethod)
+// whose id is "#<fragment>" or "<did>#<fragment>" and that `usable` accepts,
+// once the document is checked to be the DID's; kNotFound when none is.
+Result<const nlohmann::json*> document_entry(const nlohmann::json& document, const std::string& did,
+                                             const char* list, const std::string& fragment,
+                                             bool (*usable)(const nlohmann::json&)) {
   if (!document.is_object() || document.value("id", std::string()) != did) {
     return fail(ErrorCode::kUpstreamFailure, "the DID document is not the document of " + did);
   }
-  auto services = document.find("service");
-  if (services == document.end() || !services->is_array()) {
-    return fail(ErrorCode::kNotFound, did + " names no services");
+  auto entries = document.find(list);
+  if (entries == document.end() || !entries->is_array()) {
+    return fail(ErrorCode::kNotFound, did + " names no " + list);
   }
-  for (const auto& service : *services) {
-    if (!service.is_object()) continue;
-    const std::string id = service.value("id", std::string());
-    const bool pds = id == "#atproto_pds" || id == did + "#atproto_pds";
-    if (!pds || !service.contains("serviceEndpoint") || !service["serviceEndpoint"].is_string()) {
-      continue;
-    }
-    auto origin = origin_of(service["serviceEndpoint"].get<std::string>());
-    if (!origin) return fail(ErrorCode::kUpstreamFailure, did + ": the PDS endpoint is not a URL");
-    return *origin;
+  for (const auto& entry : *entries) {
+    if (!entry.is_object()) continue;
+    const std::string id = entry.value("id", std::string());
+    if ((id == "#" + fragment || id == did + "#" + fragment) && usable(entry)) return &entry;
   }
-  return fail(ErrorCode::kNotFound, did + " names no #atproto_pds service");
+  return fail(ErrorCode::kNotFound, did + " names no #" + fragment + " in " + list);
+}
+
+}  // namespace
+
+Result<std::string> pds_endpoint(const nlohmann::json& document, const std::string& did) {
+  auto service = document_entry(document, did, "service", "atproto_pds", [](const auto& entry) {
+    return entry.contains("serviceEndpoint") && entry["serviceEndpoint"].is_string();
+  });
+  if (!service) return std::unexpected(service.error());
+  auto origin = origin_of((**service)["serviceEndpoint"].template get<std::string>());
+  if (!origin) return fail(ErrorCode::kUpstreamFailure, did + ": the PDS endpoint is not a URL");
+  return *origin;
 }
 
 Result<firehose::PublicKey> signing_key(const nlohmann::json& document, const std::string& did) {
-  if (!document.is_object() || document.value("id", std::string()) != did) {
-    return fail(ErrorCode::kUpstreamFailure, "the DID document is not the document of " + did);
+  auto found = document_entry(document, did, "verificationMethod", "atproto",
+                              [](const nlohmann::json&) { return true; });
+  if (!found) return std::unexpected(found.error());
+  const nlohmann::json& method = **found;
+  auto multibase = method.find("publicKeyMultibase");
+  if (multibase == method.end() || !multibase->is_string()) {
+    return fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key has no publicKeyMultibase");
   }
-  auto methods = document.find("verificationMethod");
-  if (methods == document.end() || !methods->is_array()) {
-    return fail(ErrorCode::kNotFound, did + " names no verification methods");
+  const std::string type = method.value("type", std::string());
+  const std::string text = multibase->get<std::string>();
+  Result<firehose::PublicKey> key =
+      fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key is of type " + type);
+  if (type == "Multikey") {
+    key = firehose::PublicKey::from_multikey(text);
+  } else if (type == "EcdsaSecp256k1VerificationKey2019" ||
+             type == "EcdsaSecp256r1VerificationKey2019") {
+    // The older form: base58btc of the point alone (uncompressed, as the
+    // PLC directory writes it, or compressed).
+    auto point = text.starts_with("z")
+                     ? firehose::base58_decode(text.substr(1))
+                     : Result<std::string>(fail(ErrorCode::kInvalidRequest, "not base58btc"));
+    key = point ? firehose::PublicKey::from_point(type == "EcdsaSecp256k1VerificationKey2019"
+                                                      ? firehose::KeyCurve::kSecp256k1
+                                                      : firehose::KeyCurve::kP256,
+                                                  *point)
+                : Result<firehose::PublicKey>(std::unexpected(point.error()));
   }
-  for (const auto& method : *methods) {
-    if (!method.is_object()) continue;
-    const std::string id = method.value("id", std::string());
-    if (id != "#atproto" && id != did + "#atproto") continue;
-    auto multibase = method.find("publicKeyMultibase");
-    if (multibase == method.end() || !multibase->is_string()) {
-      return fail(ErrorCode::kUpstreamFailure,
-                  did + ": the #atproto key has no publicKeyMultibase");
-    }
-    const std::string type = method.value("type", std::string());
-    const std::string text = multibase->get<std::string>();
-    Result<firehose::PublicKey> key =
-        fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key is of type " + type);
-    if (type == "Multikey") {
-      key = firehose::PublicKey::from_multikey(text);
-    } else if (type == "EcdsaSecp256k1VerificationKey2019" ||
-               type == "EcdsaSecp256r1VerificationKey2019") {
-      // The older form: base58btc of the point alone (uncompressed, as the
-      // PLC directory writes it, or compressed).
-      auto point = text.starts_with("z")
-                       ? firehose::base58_decode(text.substr(1))
-                       : Result<std::string>(fail(ErrorCode::kInvalidRequest, "not base58btc"));
-      key = point ? firehose::PublicKey::from_point(type == "EcdsaSecp256k1VerificationKey2019"
-                                                        ? firehose::KeyCurve::kSecp256k1
-                                                        : firehose::KeyCurve::kP256,
-                                                    *point)
-                  : Result<firehose::PublicKey>(std::unexpected(point.error()));
-    }
-    if (!key) {
-      return fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key: " + key.error().message);
-    }
-    return key;
+  if (!key) {
+    return fail(ErrorCode::kUpstreamFailure, did + ": the #atproto key: " + key.error().message);
   }
-  return fail(ErrorCode::kNotFound, did + " names no #atproto key");
+  return key;
 }
 
 IdentityResolver::IdentityResolver(std::shared_ptr<firehose::XrpcClient> client,
