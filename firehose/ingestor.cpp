@@ -226,10 +226,11 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
     held_[did].push_back(std::move(commit));
     return {};
   }
-  if (!replaying && commit.prev_data) {
-    if (auto last = data_.find(did); last != data_.end() && !(last->second == *commit.prev_data)) {
+  if (!replaying && commit.prev_data && commit.since) {
+    if (auto last = data_.find(did); last != data_.end() && last->second.first == *commit.since &&
+                                     !(last->second.second == *commit.prev_data)) {
       want_resync(did, "commit " + commit.rev + " builds on " + commit.prev_data->str() +
-                           ", the index has " + last->second.str());
+                           ", the index has " + last->second.second.str());
       held_[did].push_back(std::move(commit));
       return {};
     }
@@ -252,7 +253,7 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   for (auto& op : records->ops) batch_.ops.push_back(std::move(op));
   batch_.repo_revs.emplace_back(did, commit.rev);
   revs_[did] = commit.rev;
-  data_.insert_or_assign(did, proof->data);
+  data_.insert_or_assign(did, std::pair{commit.rev, proof->data});
   return {};
 }
 
@@ -333,8 +334,12 @@ Result<void> Ingestor::flush() {
 }
 
 Result<RepoSnapshot> Ingestor::resync_from_car(std::string_view car, std::string_view did) {
-  auto snapshot = read_repo(car, did);
+  auto snapshot = read_repo(car, did, options_.max_repo_records);
   if (!snapshot) {
+    if (snapshot.error().code == ErrorCode::kPayloadTooLarge) {
+      metrics_.repos_over_limit++;
+      return std::unexpected(snapshot.error());
+    }
     metrics_.verification_failures[static_cast<std::size_t>(VerifyReason::kCommit)]++;
     return fail(ErrorCode::kUpstreamFailure,
                 "the repo could not be read: " + snapshot.error().message);
@@ -368,7 +373,7 @@ Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
                outcome->applied);
   metrics_.resyncs_done++;
   revs_[snapshot.did] = snapshot.rev;
-  data_.insert_or_assign(snapshot.did, snapshot.commit.data);
+  data_.insert_or_assign(snapshot.did, std::pair{snapshot.rev, snapshot.commit.data});
   resync_wanted_.erase(snapshot.did);
   auto held = std::move(held_[snapshot.did]);
   held_.erase(snapshot.did);

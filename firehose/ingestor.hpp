@@ -59,6 +59,9 @@ struct IngestOptions {
   // (everything else about a commit still is): only for tests of captured
   // streams whose DID documents are gone. The consumer always has one.
   RepoKeys* keys = nullptr;
+  // Records a repo may hold to be backfilled or resynced (a getRepo CAR
+  // with more is refused: kPayloadTooLarge).
+  std::size_t max_repo_records = 1'000'000;
 };
 
 class Ingestor {
@@ -122,7 +125,9 @@ class Ingestor {
   std::optional<std::string> pending_time_;
   std::optional<std::int64_t> last_seq_;
   std::map<std::string, std::optional<std::string>> revs_;  // did -> newest rev seen
-  std::map<std::string, Cid> data_;  // did -> MST root of the newest commit applied
+  // did -> (rev, MST root) of the newest commit applied: a commit that
+  // follows that rev must build on that root (prevData).
+  std::map<std::string, std::pair<std::string, Cid>> data_;
   std::map<std::string, std::deque<CommitEvent>> held_;  // repos awaiting resync
   std::set<std::string> resync_wanted_;
 };

@@ -54,6 +54,8 @@ struct FirehoseMetrics {
   std::atomic<std::uint64_t> repos_pending{0};
   std::atomic<std::uint64_t> repos_in_flight{0};
   std::atomic<bool> backfilling{false};
+  // getRepo CARs over firehose.maxRepoBytes or firehose.maxRepoRecords.
+  std::atomic<std::uint64_t> repos_over_limit{0};
 };
 
 }  // namespace bulleted::firehose

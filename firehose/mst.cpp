@@ -32,6 +32,10 @@ class Walker {
       if (!out_.empty() && !(out_.back().key < entry.key)) {
         return std::unexpected(corrupt("keys out of order at " + entry.key));
       }
+      if (out_.size() >= limits_.max_entries) {
+        return fail(ErrorCode::kPayloadTooLarge,
+                    "the repo holds more than " + std::to_string(limits_.max_entries) + " records");
+      }
       out_.push_back(MstEntry{std::move(entry.key), entry.value});
       if (entry.right) {
         if (auto r = visit(*entry.right, depth + 1); !r) return r;

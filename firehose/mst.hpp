@@ -40,10 +40,12 @@ std::string encode_mst_node(const MstNodeData& node);
 struct MstLimits {
   std::size_t max_nodes = 1'000'000;
   std::size_t max_depth = 128;
+  std::size_t max_entries = 10'000'000;  // keys (records) in the whole tree
 };
 
 // In-order walk from `root`. Refuses missing nodes, cycles, keys that do not
-// strictly ascend, and prefix lengths past the previous key.
+// strictly ascend, and prefix lengths past the previous key (kCorrupt); more
+// entries than `max_entries` is kPayloadTooLarge.
 Result<std::vector<MstEntry>> walk_mst(const CarFile& car, const Cid& root,
                                        const MstLimits& limits = {});
 

@@ -222,7 +222,8 @@ void predecode_records(FirehoseEvent& event) {
   if (auto* commit = std::get_if<CommitEvent>(&event)) predecode_records(*commit);
 }
 
-Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did) {
+Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did,
+                               std::size_t max_records) {
   auto car = CarFile::parse(car_bytes);
   if (!car) return std::unexpected(car.error());
   if (car->roots().size() != 1) return fail(ErrorCode::kCorrupt, "a repo CAR has one root");
@@ -234,7 +235,7 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
     return fail(ErrorCode::kCorrupt,
                 "the repo belongs to " + commit->did + ", not " + std::string(expected_did));
   }
-  auto entries = walk_mst(*car, commit->data);
+  auto entries = walk_mst(*car, commit->data, {.max_entries = max_records});
   if (!entries) return std::unexpected(entries.error());
   RepoSnapshot snapshot{std::string(expected_did), commit->rev, car->roots()[0].str(),
                         std::move(*commit),        {},          {}};

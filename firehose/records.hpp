@@ -69,7 +69,9 @@ struct RepoSnapshot {
 // Reads a whole repo (com.atproto.sync.getRepo): the commit named by the root,
 // an MST walk through blocks that hash to their CIDs, and every
 // app.bulleted.node record. The commit must be `expected_did`'s.
-Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did);
+// More records than `max_records` is kPayloadTooLarge.
+Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did,
+                               std::size_t max_records = 10'000'000);
 
 // The ops that turn the index's view of a repo into `snapshot`: creates and
 // updates for records that are new or changed, deletes for records the repo

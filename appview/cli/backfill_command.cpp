@@ -90,11 +90,15 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
   auto fetcher = firehose::make_http_repo_fetcher(
       {.source = service,
        .timeout = std::chrono::seconds(config->fetch_timeout_seconds),
+       .max_repo_bytes = static_cast<std::size_t>(config->max_repo_bytes),
        .pds_of = [&identity](const std::string& repo) { return identity.pds_of(repo); },
        .allow_private_addresses = config->allow_private_addresses});
   firehose::FirehoseMetrics metrics;
   // Every repo is verified against its key before anything of it is applied.
-  firehose::Ingestor ingestor(*store, {.keys = &identity}, metrics);
+  firehose::Ingestor ingestor(
+      *store,
+      {.keys = &identity, .max_repo_records = static_cast<std::size_t>(config->max_repo_records)},
+      metrics);
 
   std::vector<std::string> dids;
   if (all) {

@@ -142,6 +142,9 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
           static_cast<std::int64_t>(m.repos_in_flight.load()));
     counter("bulleted_firehose_backfill_repos_listed_total",
             "Repos the initial backfill listed at the source.", m.backfill_discovered);
+    counter("bulleted_firehose_repos_over_limit_total",
+            "getRepo answers refused for firehose.maxRepoBytes or maxRepoRecords.",
+            m.repos_over_limit);
     gauge("bulleted_firehose_backfilling", "1 until the initial backfill is done.",
           m.backfilling ? 1 : 0);
     gauge("bulleted_firehose_queue_depth", "Frames waiting between socket and index.",

@@ -1,9 +1,11 @@
 #define _TURN_OFF_PLATFORM_STRING
 #include "firehose/client/xrpc_client.hpp"
 
+#include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 
 namespace bulleted::firehose {
@@ -28,16 +30,19 @@ class HttpXrpcClient final : public XrpcClient {
       if (request.body) http.set_body(request.body->dump(), "application/json");
       web::http::http_response response = client->request(http).get();
       auto length = response.headers().content_length();
-      if (length > max_body_bytes_) {
-        return fail(ErrorCode::kUpstreamFailure, where + ": answer larger than the limit");
+      if (length != std::numeric_limits<decltype(length)>::max() && length > max_body_bytes_) {
+        return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
       }
-      std::vector<unsigned char> bytes = response.extract_vector().get();
-      if (bytes.size() > max_body_bytes_) {
-        return fail(ErrorCode::kUpstreamFailure, where + ": answer larger than the limit");
+      // Read straight into the reply's string (the answer is held once).
+      // An answer without a Content-Length is checked once it has arrived.
+      concurrency::streams::container_buffer<std::string> sink;
+      response.body().read_to_end(sink).get();
+      if (sink.collection().size() > max_body_bytes_) {
+        return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
       }
       XrpcReply reply;
       reply.status = response.status_code();
-      reply.body.assign(bytes.begin(), bytes.end());
+      reply.body = std::move(sink.collection());
       for (const auto& [name, value] : response.headers()) {
         std::string lower = name;
         std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -48,9 +48,9 @@ struct XrpcReply {
 class XrpcClient {
  public:
   virtual ~XrpcClient() = default;
-  // Any answer from the server, whatever its status, is a value; only a
-  // transport failure (refused, reset, timeout, bad URL, body over the cap) is
-  // kUpstreamFailure.
+  // Any answer from the server, whatever its status, is a value; a
+  // transport failure (refused, reset, timeout, bad URL) is kUpstreamFailure,
+  // an answer over the cap kPayloadTooLarge (read no further than the cap).
   virtual Result<XrpcReply> call(const XrpcRequest& request) = 0;
 };
 

@@ -312,6 +312,7 @@ void FirehoseConsumer::indexing_loop() {
   auto fetcher = make_http_repo_fetcher(
       {.source = service,
        .timeout = options_.fetch_timeout,
+       .max_repo_bytes = options_.max_repo_bytes,
        .pds_of = [&identity](const std::string& did) { return identity.pds_of(did); },
        .allow_private_addresses = options_.identity.allow_private_addresses});
   FetchPool pool(*fetcher, options_.fetch_concurrency);
@@ -393,8 +394,14 @@ void FirehoseConsumer::indexing_loop() {
       if (car) std::string().swap(*car);  // the CAR is not held past its apply
       if (applied) {
         resyncs.erase(it);
+      } else if (!car && car.error().code == ErrorCode::kPayloadTooLarge) {
+        metrics_.repos_over_limit++;
+        spdlog::error("firehose: not resyncing {}: {}", did, car.error().message);
+        (void)ingestor.abandon_resync(did);
+        resyncs.erase(it);
       } else if (++it->second.attempts >= options_.resync_attempts ||
-                 (!car && car.error().code == ErrorCode::kNotFound)) {
+                 (!car && car.error().code == ErrorCode::kNotFound) ||
+                 applied.error().code == ErrorCode::kPayloadTooLarge) {
         spdlog::error("firehose: giving up the resync of {}: {}", did, applied.error().message);
         (void)ingestor.abandon_resync(did);
         resyncs.erase(it);

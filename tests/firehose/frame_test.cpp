@@ -186,6 +186,13 @@ TEST(Car, RepoCarWalksToTheReferenceMst) {
   }
   // Someone else's DID is refused.
   EXPECT_FALSE(read_repo(bytes, "did:plc:someoneelse").has_value());
+  // A repo with more records than allowed is refused as too large.
+  const std::size_t records = reference["entries"].size();
+  ASSERT_GT(records, 2u);
+  EXPECT_TRUE(read_repo(bytes, reference["commit"]["did"].get<std::string>(), records).has_value());
+  auto over = read_repo(bytes, reference["commit"]["did"].get<std::string>(), records - 1);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().code, ErrorCode::kPayloadTooLarge);
   // A record proof (commit, MST path, record) parses too.
   auto proof = CarFile::parse(
       testing::read_file(testing::fixture_path("firehose/run/alice-root-record-proof.car")));
