@@ -216,6 +216,26 @@ TEST_F(VerifyTest, ForgedCommitsNeverReachTheIndexAndAreCountedByReason) {
   EXPECT_TRUE(shown(alice.did()).contains(later));
 }
 
+TEST_F(VerifyTest, ACommitThatBuildsOnAnotherTreeThanTheIndexsIsAChainBreak) {
+  // Two histories of one repo, both signed with its key: the index followed
+  // the first; a commit of the second names the same `since` but builds on
+  // the other tree (its own proof holds). Nothing of it applies until the
+  // repo has been fetched again.
+  SignedRepo dave = make_repo("dave", KeyCurve::kSecp256k1);
+  SignedRepo fork("did:plc:daveaaaaaaaaaaaaaaaaaaaa", dave.key());
+  const std::string rev = next_rev();
+  add_frame(dave.commit({{"create", path_of("a"), node_record("a")}}, rev, ++seq_));
+  (void)fork.commit({{"create", path_of("b"), node_record("b")}}, rev, 0);
+  ASSERT_EQ(shown(dave.did()).size(), 1u);
+  ASSERT_TRUE(ingestor_->take_resync_requests().empty());
+  add_frame(fork.commit({{"create", path_of("c"), node_record("c")}}, next_rev(), ++seq_));
+  EXPECT_EQ(shown(dave.did()), (std::map<std::string, std::string>{{"a", "a"}}));
+  EXPECT_EQ(ingestor_->take_resync_requests(), std::vector<std::string>{dave.did()});
+  for (std::size_t i = 0; i < kVerifyReasonCount; ++i) {
+    EXPECT_EQ(metrics_.verification_failures[i].load(), 0u) << "the commit itself is sound";
+  }
+}
+
 TEST_F(VerifyTest, ARotatedKeyIsPickedUpByOneRefreshAndAnUnknownKeyRefuses) {
   SignedRepo bob = make_repo("bob", KeyCurve::kP256);
   add_frame(bob.commit({{"create", path_of("first"), node_record("one")}}, next_rev(), ++seq_));
