@@ -78,6 +78,13 @@ void Ingestor::want_resync(const std::string& did, const std::string& why) {
   held_[did];  // start holding the repo's commits
 }
 
+Result<void> Ingestor::request_backfill(const std::string& did) {
+  auto known = known_rev(did);
+  if (!known) return std::unexpected(known.error());
+  if (!*known) want_resync(did, "backfill");
+  return {};
+}
+
 std::vector<std::string> Ingestor::take_resync_requests() {
   std::vector<std::string> out;
   for (const auto& did : resync_wanted_) {

@@ -80,9 +80,10 @@ class Ingestor {
   Result<void> flush();
   bool has_pending() const { return !batch_.empty() || pending_cursor_.has_value(); }
 
-  // Asks for `did` to be fetched whole (backfill) before its commits apply;
-  // the request is kept in the store, so a restart asks again.
-  void request_resync(const std::string& did, const std::string& why) { want_resync(did, why); }
+  // Asks for `did` to be fetched whole (backfill) before its commits apply,
+  // unless the index has synced it already; the request is kept in the
+  // store, so a restart asks again.
+  Result<void> request_backfill(const std::string& did);
   // Repos that need a resync (taken once each).
   std::vector<std::string> take_resync_requests();
   // Every repo the index knows (after OutdatedCursor/FutureCursor).

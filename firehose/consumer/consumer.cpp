@@ -60,6 +60,7 @@ struct FirehoseConsumer::Shared {
   std::atomic<bool> discovery_running{false};
   std::atomic<bool> discovery_finished{false};
   std::atomic<bool> discovery_failed{false};
+  bool discovery_ran = false;  // set before the threads start
 };
 
 namespace {
@@ -67,6 +68,9 @@ namespace {
 // The store's mark that the initial backfill's listing is done (a cursor
 // row of its own: kept with the index, so a restart does not list again).
 constexpr const char* kBackfillMark = "backfill:listed";
+// ...and that it began: a start that finds this without the other lists
+// again (a stop or a crash came in between).
+constexpr const char* kBackfillBegun = "backfill:begun";
 
 // getRepo on a few threads: the indexing thread hands DIDs in and applies
 // the CARs that come out, at most one per worker waiting at a time.
@@ -161,16 +165,23 @@ Result<void> FirehoseConsumer::start() {
   if (!listed) return std::unexpected(listed.error());
   auto unfinished = (*store)->repos_to_resync();
   if (!unfinished) return std::unexpected(unfinished.error());
-  const bool discover = options_.backfill_on_start && !*cursor && !*listed;
+  auto begun = (*store)->cursor(kBackfillBegun);
+  if (!begun) return std::unexpected(begun.error());
+  const bool discover = options_.backfill_on_start && !*listed && (!*cursor || *begun);
   metrics_.backfilling = discover || (!*listed && !unfinished->empty());
+  if (discover && !*begun) {
+    schema::ApplyBatch mark;
+    mark.cursor = std::make_pair(std::string(kBackfillBegun), std::int64_t{1});
+    if (auto r = (*store)->apply(mark); !r) return std::unexpected(r.error());
+  }
   store->reset();
+  shared_->discovery_ran = discover;
+  shared_->discovery_finished = !discover;
   indexing_thread_ = std::thread([this] { indexing_loop(); });
   connection_thread_ = std::thread([this] { connection_loop(); });
   if (discover) {
     shared_->discovery_running = true;
     discovery_thread_ = std::thread([this] { discovery_loop(); });
-  } else {
-    shared_->discovery_finished = true;
   }
   return {};
 }
@@ -372,7 +383,11 @@ void FirehoseConsumer::indexing_loop() {
         std::lock_guard lock(shared->discovered_mutex);
         listed.swap(shared->discovered);
       }
-      for (const auto& did : listed) ingestor.request_resync(did, "backfill");
+      for (const auto& did : listed) {
+        if (auto r = ingestor.request_backfill(did); !r) {
+          spdlog::error("firehose: backfill of {} not recorded: {}", did, r.error().message);
+        }
+      }
     }
     for (const auto& did : ingestor.take_resync_requests()) resyncs.try_emplace(did);
     // Hand ready repos to the fetchers (one each at a time), apply what
@@ -413,12 +428,16 @@ void FirehoseConsumer::indexing_loop() {
     }
     metrics_.repos_pending = resyncs.size() - in_flight;
     metrics_.repos_in_flight = in_flight;
-    if (!backfill_marked && shared->discovery_finished && resyncs.empty()) {
+    const bool listing_drained = [&] {
+      std::lock_guard lock(shared->discovered_mutex);
+      return shared->discovered.empty();
+    }();
+    if (!backfill_marked && shared->discovery_finished && listing_drained && resyncs.empty()) {
       // The initial backfill is done: mark it in the index (unless the
       // listing failed, so that the next start lists again).
       backfill_marked = true;
       metrics_.backfilling = false;
-      if (!shared->discovery_failed) {
+      if (shared->discovery_ran && !shared->discovery_failed) {
         schema::ApplyBatch mark;
         mark.cursor = std::make_pair(std::string(kBackfillMark), std::int64_t{1});
         (void)(*store)->apply(mark);

@@ -66,6 +66,23 @@ export async function startPds(workdir, extraArgs = []) {
   return { child, info, pdsPort };
 }
 
+// One PLC, `pdses` real PDSes (two accounts each) and the relay-shaped
+// fan-in of tests/e2e/pds/start-network.mjs, with its test controls.
+// Resolves with the network's description (plcUrl, relay, pdses).
+export async function startNetwork(workdir, pdses = 3) {
+  fs.mkdirSync(workdir, { recursive: true });
+  const ports = [];
+  for (let i = 0; i < pdses; i++) ports.push(await freePort());
+  const out = path.join(workdir, 'network.json');
+  const log = fs.openSync(path.join(workdir, 'network.log'), 'a');
+  const child = spawn(path.join(here, 'pds', 'node22'), ['start-network.mjs', '--pdses', String(pdses),
+    '--plc-port', String(await freePort()), '--relay-port', String(await freePort()), '--pds-ports', ports.join(','),
+    '--out', out, '--test-controls'], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
+  track(child);
+  const info = await waitFor('the network', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 180000);
+  return { child, info };
+}
+
 export { track };
 
 export function stopProcess(child, signal = 'SIGTERM') {
