@@ -208,14 +208,17 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   }
   if (!records->proof) records->proof = check_commit_blocks(commit);
   const auto& proof = *records->proof;
+  // A refused commit of a repo the index tracks asks for that repo to be
+  // fetched again; one of a repo it does not track is only dropped (anyone
+  // can name any DID: forged frames must not make the app view fetch repos).
   if (!proof) {
     metrics_.errored[kCommit]++;
-    refuse(did, "commit " + commit.rev, proof.error());
+    refuse(did, "commit " + commit.rev, proof.error(), tracked);
     return {};
   }
   if (auto signed_by = check_key(*proof); !signed_by) {
     metrics_.errored[kCommit]++;
-    refuse(did, "commit " + commit.rev, signed_by.error());
+    refuse(did, "commit " + commit.rev, signed_by.error(), tracked);
     return {};
   }
   metrics_.commits_verified++;

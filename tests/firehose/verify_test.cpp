@@ -273,6 +273,10 @@ TEST_F(VerifyTest, ARotatedKeyIsPickedUpByOneRefreshAndAnUnknownKeyRefuses) {
   add_frame(nobody.commit({{"create", path_of("x"), node_record("x")}}, next_rev(), ++seq_));
   EXPECT_TRUE(shown(nobody.did()).empty());
   EXPECT_EQ(failures(VerifyReason::kKey), 1u);
+  // A repo the index does not track is not fetched for a refused commit:
+  // anyone can name any DID.
+  EXPECT_TRUE(ingestor_->take_resync_requests().empty());
+  EXPECT_FALSE(store_->repo(nobody.did())->has_value());
 }
 
 TEST_F(VerifyTest, SyncsAndRepoCarsAreVerifiedToo) {
