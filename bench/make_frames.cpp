@@ -5,10 +5,15 @@
 // 1 to 200 ops (creates, updates, deletes of app.bulleted.node records with
 // parents and sortKeys). Each repo's first commit has no `since`.
 //
+// With --network the stream is shaped like the relay's: 95% of the frames
+// are commits of 2,000 other repos writing app.bsky.feed.like records (real
+// repos too, signed), 5% the app.bulleted.node commits above.
+//
 // Next to OUT it writes OUT.keys.json, the key directory both the C++ and
 // the JavaScript consumers read: {"did": "did:key:..."}; and with --cars DIR,
-// each repo's final getRepo CAR as DIR/<did>.car.
-// Usage: make_frames OUT [COMMITS] [--cars DIR]   (default 5000 commits)
+// each node repo's final getRepo CAR as DIR/<did>.car.
+// Usage: make_frames OUT [COMMITS] [--cars DIR] [--network]   (default 5000
+// frames)
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -41,14 +46,17 @@ struct Repo {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_frames OUT [COMMITS] [--cars DIR]\n");
+    std::fprintf(stderr, "usage: make_frames OUT [COMMITS] [--cars DIR] [--network]\n");
     return 2;
   }
   int commits = 5000;
   std::string cars_dir;
+  bool network = false;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--cars") == 0 && i + 1 < argc) {
       cars_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--network") == 0) {
+      network = true;
     } else {
       commits = std::atoi(argv[i]);
     }
@@ -57,23 +65,50 @@ int main(int argc, char** argv) {
   std::mt19937 rng(42);
   auto jitter = bulleted::ordering::Mulberry32::from_seed(42);
   bulleted::ordering::TidClock clock(7);
-  std::vector<Repo> repos;
   nlohmann::json keys = nlohmann::json::object();
-  for (std::size_t i = 0; i < 50; ++i) {
-    // Keys from the seed, so that every run writes the same stream.
+  // Keys from the seed, so that every run writes the same stream.
+  auto make_repo = [&](const std::string& did, std::size_t i) {
     std::string secret(32, '\0');
     for (auto& byte : secret) byte = static_cast<char>(rng() & 0xff);
     secret[0] = 0x01;  // below either curve's order
     const KeyCurve curve = i % 2 == 0 ? KeyCurve::kSecp256k1 : KeyCurve::kP256;
-    const std::string did = "did:plc:benchrepo" + std::to_string(100000 + i) + "abcdefgh";
-    repos.push_back(Repo{SignedRepo(did, *PrivateKey::from_bytes(curve, secret)), {}, "a0"});
-    keys[did] = repos.back().signed_repo.key().public_key().did_key();
+    SignedRepo repo(did, *PrivateKey::from_bytes(curve, secret));
+    keys[did] = repo.key().public_key().did_key();
+    return repo;
+  };
+  std::vector<Repo> repos;
+  for (std::size_t i = 0; i < 50; ++i) {
+    repos.push_back(
+        Repo{make_repo("did:plc:benchrepo" + std::to_string(100000 + i) + "abcdefgh", i), {}, "a0"});
   }
+  std::vector<SignedRepo> others;
+  for (std::size_t i = 0; network && i < 2000; ++i) {
+    others.push_back(make_repo("did:plc:otherrepo" + std::to_string(100000 + i) + "abcdefg", i));
+  }
+  std::size_t node_commits = 0;
   std::ofstream(std::string(argv[1]) + ".keys.json") << keys.dump(1) << "\n";
   const std::string words =
       "the quick brown fox jumps over a lazy dog while planning next week's tasks ";
   std::size_t total_ops = 0;
   for (int c = 0; c < commits; ++c) {
+    if (network && rng() % 100 >= 5) {
+      // A like, as most of the network's commits are.
+      SignedRepo& other = others[rng() % others.size()];
+      const std::string rkey = clock.next().str();
+      DagMap like{
+          {"$type", text("app.bsky.feed.like")},
+          {"subject",
+           DagValue{DagMap{
+               {"cid", text("bafyreig2fjxi3rptqdgylg7e5hmjl6mcke7rn2b6cugzlqq3i4zu6rq52q")},
+               {"uri", text("at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/" + rkey)}}}},
+          {"createdAt", text("2026-11-30T12:00:00.000Z")}};
+      bulleted::bench::append_frame(
+          out, other.commit({{"create", "app.bsky.feed.like/" + rkey,
+                              encode_dag_cbor(DagValue{std::move(like)})}},
+                            clock.next().str(), c + 1));
+      continue;
+    }
+    ++node_commits;
     Repo& repo = repos[rng() % repos.size()];
     const std::string& did = repo.signed_repo.did();
     const int kind = static_cast<int>(rng() % 100);
@@ -121,6 +156,7 @@ int main(int argc, char** argv) {
           << repo.signed_repo.car();
     }
   }
-  std::printf("{\"commits\":%d,\"ops\":%zu}\n", commits, total_ops);
+  std::printf("{\"commits\":%d,\"nodeCommits\":%zu,\"ops\":%zu}\n", commits, node_commits,
+              total_ops);
   return 0;
 }

@@ -53,7 +53,8 @@ class SignedRepo {
     for (const auto& write : writes) {
       DagMap op{{"path", DagValue{write.path}}, {"action", DagValue{write.action}}};
       const std::optional<Cid> before = current(write.path);
-      op.push_back({"prev", before ? DagValue{*before} : DagValue{nullptr}});
+      // A create has no `prev` at all (the lexicon's field is not nullable).
+      if (before) op.push_back({"prev", DagValue{*before}});
       const std::size_t slash = write.path.find('/');
       commit_ops.push_back(CommitOp{write.action, write.path.substr(0, slash),
                                     write.path.substr(slash + 1), std::nullopt, before});

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "firehose/mst_tree.hpp"
 #include "schema/datetime.hpp"
 #include "schema/syntax.hpp"
 
@@ -171,6 +172,17 @@ void Ingestor::refuse(const std::string& did, const std::string& what, const Ver
   if (resync) want_resync(did, "a " + what + " failed verification");
 }
 
+namespace {
+
+// Whether a commit's `prevData` is the empty MST. Its proof, checked before
+// this is asked, undid the commit's ops to exactly that tree.
+bool builds_on_empty_tree(const CommitEvent& commit) {
+  static const Cid empty = *MstTree().root();
+  return commit.prev_data && *commit.prev_data == empty;
+}
+
+}  // namespace
+
 Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   constexpr std::size_t kCommit = 0;
   const std::string did = commit.repo;
@@ -193,10 +205,12 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   const bool tracked = known->has_value();
   predecode_records(commit);  // done already when the consumer decoded it
   auto& records = *commit.records;
-  // A repo's first commit (no `since`) is taken whatever it holds: the index
-  // then has the repo from its start and needs no backfill of it.
-  if (records && !records->read_car && !tracked && commit.since) {
-    metrics_.skipped[kCommit]++;  // not a repo of this app view's, nothing of its in the commit
+  // A repo the index does not track is taken up at its first
+  // app.bulleted.node op (fetched whole first unless that commit is the
+  // repo's first, with no `since`). Commits without one, a new account's
+  // first among them, are not this app view's: most of the network's.
+  if (records && !records->read_car && !tracked) {
+    metrics_.skipped[kCommit]++;
     return {};
   }
   if (!records) {
@@ -223,9 +237,11 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   }
   metrics_.commits_verified++;
   std::string().swap(commit.blocks);
-  if (!replaying && !tracked && commit.since) {
+  if (!replaying && !tracked && commit.since && !builds_on_empty_tree(commit)) {
     // A repo with history before this commit that the index has never
     // synced: fetch it whole first; this commit applies after, if newer.
+    // (One whose verified ops undo to the empty tree had no records before
+    // it, as with a new account's first write: nothing to fetch.)
     want_resync(did, "first seen with history before rev " + commit.rev);
     held_[did].push_back(std::move(commit));
     return {};

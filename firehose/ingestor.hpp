@@ -4,10 +4,11 @@
 // Nothing unverified is applied: a commit of a repo the index tracks, or one
 // with app.bulleted.node ops, is checked against its blocks (check_commit_proof)
 // and the repo's key (one DID-document refresh when the signature fails);
-// a failure is counted, logged, dropped, and the repo resynced. A repo first
-// seen on the stream with history before it (`since` set) is backfilled
-// (resynced) before its commits apply; commits of untracked repos with no
-// node op are skipped undecoded.
+// a failure is counted, logged, dropped, and the repo resynced. A repo is
+// taken up at its first commit with a node op; when that commit has history
+// before it (`since` set and `prevData` not the empty tree) the repo is
+// backfilled (resynced) before its commits apply. Commits of untracked repos
+// with no node op are skipped undecoded, a new account's first one included.
 //
 // Events are gathered into batches (one SQLite transaction each, with the
 // cursor of the last event in it) and flushed when a batch is full or the

@@ -236,6 +236,31 @@ TEST_F(VerifyTest, ACommitThatBuildsOnAnotherTreeThanTheIndexsIsAChainBreak) {
   }
 }
 
+TEST_F(VerifyTest, OnlyReposWithRecordsAreTakenUpAndOnlyThoseWithHistoryAreFetchedFirst) {
+  // A new account: its first commit holds nothing, its first record comes
+  // next, on the empty tree. Nothing was before it: applied at once.
+  SignedRepo erin = make_repo("erin", KeyCurve::kSecp256k1);
+  (void)erin.commit({}, next_rev(), 0);  // not on the stream the index saw
+  add_frame(erin.commit({{"create", path_of("e"), node_record("e")}}, next_rev(), ++seq_));
+  EXPECT_EQ(shown(erin.did()), (std::map<std::string, std::string>{{"e", "e"}}));
+  // A repo whose first record the index did not see: fetched first.
+  SignedRepo fred = make_repo("fred", KeyCurve::kP256);
+  (void)fred.commit({{"create", path_of("f1"), node_record("f1")}}, next_rev(), 0);
+  add_frame(fred.commit({{"create", path_of("f2"), node_record("f2")}}, next_rev(), ++seq_));
+  EXPECT_TRUE(shown(fred.did()).empty());
+  EXPECT_EQ(ingestor_->take_resync_requests(), std::vector<std::string>{fred.did()});
+  // An account of another app, from its first commit on: never taken up,
+  // never verified.
+  SignedRepo gail = make_repo("gail", KeyCurve::kSecp256k1);
+  const auto verified = metrics_.commits_verified.load();
+  add_frame(gail.commit({}, next_rev(), ++seq_));
+  add_frame(gail.commit({{"create", "app.bsky.feed.like/g", node_record("g")}}, next_rev(), ++seq_));
+  ASSERT_TRUE(ingestor_->flush().has_value());
+  EXPECT_FALSE(store_->repo(gail.did())->has_value());
+  EXPECT_EQ(metrics_.commits_verified.load(), verified);
+  EXPECT_EQ(ingestor_->take_resync_requests(), std::vector<std::string>{fred.did()});
+}
+
 TEST_F(VerifyTest, ARotatedKeyIsPickedUpByOneRefreshAndAnUnknownKeyRefuses) {
   SignedRepo bob = make_repo("bob", KeyCurve::kP256);
   add_frame(bob.commit({{"create", path_of("first"), node_record("one")}}, next_rev(), ++seq_));
