@@ -1,7 +1,9 @@
 // Replay throughput of the ingest path on a frame stream (bench/make_frames):
 // decode + verify (frames, their records, each commit's MST proof and
-// signature against the key directory FRAMES.keys.json), then decode +
-// verify + apply to a fresh SQLite index. Prints JSON lines.
+// signature against the key directory FRAMES.keys.json; commits without an
+// app.bulleted.node op are skipped, as the consumer skips those of repos it
+// does not track), then decode + verify + apply to a fresh SQLite index.
+// Prints JSON lines.
 // Usage: firehose_bench FRAMES [DB_PATH | --decode-only]   (--decode-only: for profiling)
 #include <chrono>
 #include <cstdio>
@@ -45,7 +47,11 @@ int main(int argc, char** argv) {
       if (!event) return 1;
       if (auto* commit = std::get_if<firehose::CommitEvent>(&*event)) {
         auto records = firehose::commit_records(*commit);
-        if (!records || !records->proof || !*records->proof) return 1;
+        if (!records) return 1;
+        // No app.bulleted.node op (the network's other repos): skipped, as
+        // the consumer skips them for repos it does not track.
+        if (!records->read_car) continue;
+        if (!records->proof || !*records->proof) return 1;
         auto key = keys.key(commit->repo, false);
         if (!key || !firehose::check_signature(**records->proof, *key)) return 1;
         ops += records->ops.size();

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
   };
   std::vector<Repo> repos;
   for (std::size_t i = 0; i < 50; ++i) {
-    repos.push_back(
-        Repo{make_repo("did:plc:benchrepo" + std::to_string(100000 + i) + "abcdefgh", i), {}, "a0"});
+    repos.push_back(Repo{
+        make_repo("did:plc:benchrepo" + std::to_string(100000 + i) + "abcdefgh", i), {}, "a0"});
   }
   std::vector<SignedRepo> others;
   for (std::size_t i = 0; network && i < 2000; ++i) {
@@ -102,10 +102,10 @@ int main(int argc, char** argv) {
                {"cid", text("bafyreig2fjxi3rptqdgylg7e5hmjl6mcke7rn2b6cugzlqq3i4zu6rq52q")},
                {"uri", text("at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/" + rkey)}}}},
           {"createdAt", text("2026-11-30T12:00:00.000Z")}};
-      bulleted::bench::append_frame(
-          out, other.commit({{"create", "app.bsky.feed.like/" + rkey,
-                              encode_dag_cbor(DagValue{std::move(like)})}},
-                            clock.next().str(), c + 1));
+      bulleted::bench::append_frame(out,
+                                    other.commit({{"create", "app.bsky.feed.like/" + rkey,
+                                                   encode_dag_cbor(DagValue{std::move(like)})}},
+                                                 clock.next().str(), c + 1));
       continue;
     }
     ++node_commits;
