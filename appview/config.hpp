@@ -52,6 +52,8 @@ struct Config {
   bool allow_private_addresses = false;
   int identity_cache_seconds = 3600;
   int fetch_concurrency = 4;
+  // getRepo requests a second to any one host (0: no limit)
+  int host_requests_per_second = 10;
   std::int64_t max_repo_bytes = 512LL * 1024 * 1024;
   std::int64_t max_repo_records = 1'000'000;
   bool backfill_on_start = true;

@@ -398,6 +398,7 @@ Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
   spdlog::info("firehose: resynced {} at rev {}: {} ops", snapshot.did, snapshot.rev,
                outcome->applied);
   metrics_.resyncs_done++;
+  metrics_.repo_records_read += snapshot.records.size();
   revs_[snapshot.did] = snapshot.rev;
   data_.insert_or_assign(snapshot.did, std::pair{snapshot.rev, snapshot.commit.data});
   resync_wanted_.erase(snapshot.did);

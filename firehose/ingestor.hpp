@@ -102,6 +102,8 @@ class Ingestor {
   // A resync that could not be fetched: the repo stays desynchronized and its
   // held commits are applied as they are (better than dropping them).
   Result<void> abandon_resync(const std::string& did);
+  // Asks again for a resync that was abandoned (the consumer retries later).
+  void retry_resync(const std::string& did) { want_resync(did, "retrying a resync that failed"); }
 
  private:
   Result<void> add_commit(CommitEvent commit, bool replaying);

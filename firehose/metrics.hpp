@@ -53,6 +53,12 @@ struct FirehoseMetrics {
   std::atomic<std::uint64_t> backfill_discovered{0};
   std::atomic<std::uint64_t> repos_pending{0};
   std::atomic<std::uint64_t> repos_in_flight{0};
+  // Repos whose fetch failed (attempts used up), waiting to be tried again
+  // later; records read from getRepo CARs applied, and their rate over the
+  // last minute.
+  std::atomic<std::uint64_t> repos_failed{0};
+  std::atomic<std::uint64_t> repo_records_read{0};
+  std::atomic<std::uint64_t> repo_records_per_second{0};
   std::atomic<bool> backfilling{false};
   // getRepo CARs over firehose.maxRepoBytes or firehose.maxRepoRecords.
   std::atomic<std::uint64_t> repos_over_limit{0};

@@ -43,6 +43,7 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   options.identity.cache_ttl = std::chrono::seconds(config.identity_cache_seconds);
   options.identity.allow_private_addresses = config.allow_private_addresses;
   options.fetch_concurrency = config.fetch_concurrency;
+  options.host_requests_per_second = config.host_requests_per_second;
   options.max_repo_bytes = static_cast<std::size_t>(config.max_repo_bytes);
   options.ingest.max_repo_records = static_cast<std::size_t>(config.max_repo_records);
   options.backfill_on_start = config.backfill_on_start;

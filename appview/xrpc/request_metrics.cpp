@@ -140,6 +140,14 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
           static_cast<std::int64_t>(m.repos_pending.load()));
     gauge("bulleted_firehose_backfill_repos_in_flight", "Repos being fetched now.",
           static_cast<std::int64_t>(m.repos_in_flight.load()));
+    gauge("bulleted_firehose_backfill_repos_failed",
+          "Repos whose fetch failed, to be tried again later (and at the next start).",
+          static_cast<std::int64_t>(m.repos_failed.load()));
+    counter("bulleted_firehose_backfill_records_total",
+            "Records read from getRepo CARs and applied (backfill, resync).", m.repo_records_read);
+    gauge("bulleted_firehose_backfill_records_per_second",
+          "Records from getRepo CARs applied a second, over the last minute.",
+          static_cast<std::int64_t>(m.repo_records_per_second.load()));
     counter("bulleted_firehose_backfill_repos_listed_total",
             "Repos the initial backfill listed at the source.", m.backfill_discovered);
     counter("bulleted_firehose_repos_over_limit_total",

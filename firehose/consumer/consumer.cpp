@@ -325,7 +325,8 @@ void FirehoseConsumer::indexing_loop() {
        .timeout = options_.fetch_timeout,
        .max_repo_bytes = options_.max_repo_bytes,
        .pds_of = [&identity](const std::string& did) { return identity.pds_of(did); },
-       .allow_private_addresses = options_.identity.allow_private_addresses});
+       .allow_private_addresses = options_.identity.allow_private_addresses,
+       .host_requests_per_second = options_.host_requests_per_second});
   FetchPool pool(*fetcher, options_.fetch_concurrency);
   struct Pending {
     int attempts = 0;
@@ -333,7 +334,16 @@ void FirehoseConsumer::indexing_loop() {
     bool in_flight = false;
   };
   std::map<std::string, Pending> resyncs;
+  // Repos whose attempts were used up: tried again from `next` on, the wait
+  // doubling from 10 minutes to 6 hours (and at the next start: the store
+  // keeps them desynchronized).
+  struct Failed {
+    int rounds = 0;
+    Clock::time_point next;
+  };
+  std::map<std::string, Failed> failed;
   std::size_t in_flight = 0;
+  std::uint64_t records_at_last_stats = metrics_.repo_records_read.load();
   bool backfill_marked = !metrics_.backfilling.load();
   auto last_flush = Clock::now();
   auto last_stats = Clock::now();
@@ -409,15 +419,26 @@ void FirehoseConsumer::indexing_loop() {
       if (car) std::string().swap(*car);  // the CAR is not held past its apply
       if (applied) {
         resyncs.erase(it);
-      } else if (!car && car.error().code == ErrorCode::kPayloadTooLarge) {
-        metrics_.repos_over_limit++;
-        spdlog::error("firehose: not resyncing {}: {}", did, car.error().message);
+        failed.erase(did);
+      } else if (applied.error().code == ErrorCode::kPayloadTooLarge) {
+        // Over firehose.maxRepoBytes or maxRepoRecords: not tried again
+        // until the next start (the limits may have been raised by then).
+        if (!car) metrics_.repos_over_limit++;
+        spdlog::error("firehose: not resyncing {}: {}", did, applied.error().message);
         (void)ingestor.abandon_resync(did);
         resyncs.erase(it);
+        failed.erase(did);
       } else if (++it->second.attempts >= options_.resync_attempts ||
-                 (!car && car.error().code == ErrorCode::kNotFound) ||
-                 applied.error().code == ErrorCode::kPayloadTooLarge) {
-        spdlog::error("firehose: giving up the resync of {}: {}", did, applied.error().message);
+                 (!car && car.error().code == ErrorCode::kNotFound)) {
+        auto& later = failed[did];
+        const auto wait = std::min<Clock::duration>(
+            std::chrono::minutes(10) * (1 << std::min(later.rounds, 6)), std::chrono::hours(6));
+        ++later.rounds;
+        later.next = Clock::now() + wait;
+        spdlog::error("firehose: resync of {} failed {} times, trying again in {} minutes: {}", did,
+                      it->second.attempts,
+                      std::chrono::duration_cast<std::chrono::minutes>(wait).count(),
+                      applied.error().message);
         (void)ingestor.abandon_resync(did);
         resyncs.erase(it);
       } else {
@@ -426,8 +447,15 @@ void FirehoseConsumer::indexing_loop() {
         it->second.next = Clock::now() + std::chrono::seconds(5 * it->second.attempts);
       }
     }
+    for (auto& [did, later] : failed) {
+      if (later.next > Clock::now() || resyncs.contains(did)) continue;
+      // Tried again; kept here until it succeeds (erased above) or fails again.
+      later.next = Clock::time_point::max();
+      ingestor.retry_resync(did);
+    }
     metrics_.repos_pending = resyncs.size() - in_flight;
     metrics_.repos_in_flight = in_flight;
+    metrics_.repos_failed = failed.size();
     const bool listing_drained = [&] {
       std::lock_guard lock(shared->discovered_mutex);
       return shared->discovered.empty();
@@ -446,7 +474,19 @@ void FirehoseConsumer::indexing_loop() {
                    metrics_.backfill_discovered.load(), metrics_.resyncs_done.load(),
                    metrics_.resyncs_failed.load());
     }
-    if (Clock::now() - last_stats > std::chrono::seconds(60)) {
+    if (const auto since = Clock::now() - last_stats; since > std::chrono::seconds(60)) {
+      const auto records = metrics_.repo_records_read.load();
+      metrics_.repo_records_per_second =
+          static_cast<std::uint64_t>(static_cast<double>(records - records_at_last_stats) /
+                                     std::chrono::duration<double>(since).count());
+      records_at_last_stats = records;
+      if (metrics_.backfilling || !resyncs.empty() || !failed.empty()) {
+        spdlog::info(
+            "firehose: backfill: {} repos done, {} pending, {} in flight, {} failed (tried again "
+            "later), {} records/s",
+            metrics_.resyncs_done.load(), metrics_.repos_pending.load(), in_flight, failed.size(),
+            metrics_.repo_records_per_second.load());
+      }
       log_stats(metrics_);
       last_stats = Clock::now();
     }

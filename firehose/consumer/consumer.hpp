@@ -46,6 +46,8 @@ struct ConsumerOptions {
   identity::IdentityOptions identity;
   // getRepo fetches at once (resyncs and backfill); each holds one CAR.
   int fetch_concurrency = 4;
+  // getRepo requests a second to any one host (the source, each PDS); 0: no limit.
+  double host_requests_per_second = 10;
   // The largest getRepo answer read (more is refused and counted).
   std::size_t max_repo_bytes = 512ull * 1024 * 1024;
   // On first start (no cursor, no backfill done yet) list every repo with

@@ -1,5 +1,6 @@
 #include "firehose/consumer/repo_fetcher.hpp"
 
+#include "firehose/client/host_budget.hpp"
 #include "firehose/client/network_policy.hpp"
 #include "firehose/client/xrpc_client.hpp"
 
@@ -10,7 +11,8 @@ class HttpRepoFetcher final : public RepoFetcher {
  public:
   explicit HttpRepoFetcher(RepoFetchOptions options)
       : options_(std::move(options)),
-        client_(make_http_xrpc_client(options_.timeout, options_.max_repo_bytes)) {}
+        client_(make_http_xrpc_client(options_.timeout, options_.max_repo_bytes)),
+        budget_(options_.host_requests_per_second) {}
 
   Result<std::string> get_repo(const std::string& did) override {
     auto from_source = fetch(options_.source, did, true);
@@ -38,6 +40,7 @@ class HttpRepoFetcher final : public RepoFetcher {
                                                        ": " + allowed.error().message);
         }
       }
+      budget_.acquire(request.base_url);
       auto reply = client_->call(request);
       if (!reply) return std::unexpected(reply.error());
       const bool redirect = reply->status == 301 || reply->status == 302 || reply->status == 303 ||
@@ -70,6 +73,7 @@ class HttpRepoFetcher final : public RepoFetcher {
 
   RepoFetchOptions options_;
   std::shared_ptr<XrpcClient> client_;
+  HostBudget budget_;
 };
 
 }  // namespace

@@ -33,6 +33,9 @@ struct RepoFetchOptions {
   // network gives (redirects, PDS endpoints).
   bool allow_private_addresses = false;
   int max_redirects = 3;
+  // Requests a second to any one host, the source's redirects and each PDS
+  // counted by their own host (HostBudget); 0: no limit.
+  double host_requests_per_second = 10;
 };
 
 // Fetches from the source, following its redirects (a relay answers 302 to
