@@ -170,6 +170,13 @@ Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
     if (!json) return std::unexpected(json.error());
     did = json->value("did", std::string());
   } else {
+    // The host is whoever registered the name: checked like every address
+    // the network gives.
+    if (auto allowed = firehose::check_network_url("https://" + name + "/.well-known/atproto-did",
+                                                   options_.allow_private_addresses);
+        !allowed) {
+      return fail(ErrorCode::kUpstreamFailure, "handle " + name + ": " + allowed.error().message);
+    }
     auto reply = client_->call({.base_url = "https://" + name, .path = "/.well-known/atproto-did"});
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 200) return fail(ErrorCode::kNotFound, "handle " + name + " not found");

@@ -131,6 +131,39 @@ TEST(IdentityTest, SigningKeysComeFromTheAtprotoMethodInEitherForm) {
   }
 }
 
+// An XRPC client that answers every call with one reply and counts calls.
+class CountingClient final : public firehose::XrpcClient {
+ public:
+  Result<firehose::XrpcReply> call(const firehose::XrpcRequest& request) override {
+    ++calls;
+    last = request.base_url + request.path;
+    firehose::XrpcReply r;
+    r.status = 200;
+    r.body = "did:plc:ewvi7nxzyoun6zhxrhs64oiz\n";
+    return r;
+  }
+  int calls = 0;
+  std::string last;
+};
+
+TEST(IdentityTest, HandlesAreResolvedOnlyAtHostsTheNetworkPolicyAllows) {
+  // With no handle resolver configured, a handle is read at its own host
+  // (https://<handle>/.well-known/atproto-did): a name someone registered,
+  // checked like every address the network gives before anything is sent.
+  auto client = std::make_shared<CountingClient>();
+  identity::IdentityResolver resolver(client, {});
+  auto refused = resolver.resolve_handle("alice.localhost");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUpstreamFailure) << refused.error().message;
+  EXPECT_EQ(client->calls, 0);
+  // The test setting lets the same name through (loopback is then allowed).
+  identity::IdentityResolver testing(client, {.allow_private_addresses = true});
+  auto resolved = testing.resolve_handle("alice.localhost");
+  ASSERT_TRUE(resolved.has_value()) << resolved.error().message;
+  EXPECT_EQ(*resolved, "did:plc:ewvi7nxzyoun6zhxrhs64oiz");
+  EXPECT_EQ(client->last, "https://alice.localhost/.well-known/atproto-did");
+}
+
 firehose::XrpcReply reply(int status, const std::string& body,
                           std::map<std::string, std::string> headers = {}) {
   firehose::XrpcReply r;
