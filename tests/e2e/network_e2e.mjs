@@ -30,9 +30,11 @@ const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
 const runner = new Runner();
 const { child: network, info } = await startNetwork(path.join(workdir, 'network'), 3);
-const accounts = info.pdses.flatMap((p) => p.accounts.map((a) => ({ ...a, xrpc: new Xrpc(p.url) })));
+const accounts = info.pdses.flatMap((p) => p.accounts.map((a) => ({ ...a, xrpc: new Xrpc(p.url),
+  admin: `Basic ${Buffer.from(`admin:${p.adminPassword}`).toString('base64')}` })));
 const relay = info.relay.url;
-const [big, noisy, crossing, gappy] = accounts;
+const [big, noisy, crossing, gappy, hidden, leaving] = accounts;
+const deleted = new Set();  // accounts removed by the last test: their PDS has nothing
 
 // Order keys in order: 'a' + one base-62 digit, then 'b' + two.
 const DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -79,15 +81,18 @@ const rows = (db, did) => {
     conn.close();
   }
 };
-const repoRev = (db, did) => {
+const repoColumn = (column) => (db, did) => {
   const conn = new Database(db, { readonly: true, fileMustExist: true });
   try {
-    return conn.prepare('SELECT rev FROM repos WHERE did = ?').get(did)?.rev;
+    return conn.prepare(`SELECT ${column} FROM repos WHERE did = ?`).get(did)?.[column];
   } finally {
     conn.close();
   }
 };
+const repoRev = repoColumn('rev');
+const repoStatus = repoColumn('status');
 async function pdsNodes(account) {
+  if (deleted.has(account.did)) return [];
   return (await listRecords(account.xrpc, account.did)).map((r) => ({ rkey: rkeyOf(r.uri), cid: r.cid, value: r.value }))
     .sort((a, b) => (a.rkey < b.rkey ? -1 : 1));
 }
@@ -285,6 +290,39 @@ try {
     assert(repoRev(first.db, big.did) !== rev, 'the forged rev is not the index\'s');
   });
 
+  await runner.test('SIGKILL during live ingest: after a restart the index equals every PDS, nothing applied twice', async () => {
+    // Writes on every PDS while the app view is killed and after: the restart
+    // resumes at the committed cursor, so every op it applies is new to the
+    // index (a re-applied one would be counted stale) and nothing is missed.
+    let writing = true;
+    let round = 0;
+    const writer = (async () => {
+      while (writing) {
+        round++;
+        await Promise.all(accounts.map((account) => applyWrites(account, [
+          create('app.bulleted.node', `k${round}`, node(`during the kill ${round}`, { sortKey: key(round % 60) })),
+          ...(round > 1 ? [{ $type: 'com.atproto.repo.applyWrites#update', collection: 'app.bulleted.node',
+            rkey: `k${round - 1}`, value: node(`updated ${round - 1}`, { sortKey: key(round % 60) }) }] : []),
+        ])));
+      }
+    })();
+    try {
+      await waitFor('some of the writes to be indexed', () => rows(first.db, big.did).some((r) => r.rkey === 'k3'), 30000);
+      first.child.kill('SIGKILL');
+      await stopProcess(first.child);
+      await new Promise((resolve) => setTimeout(resolve, 500));  // writes go on meanwhile
+      first = await startReplica('first');
+      await waitFor('writes after the restart', () => round > 12, 60000);
+    } finally {
+      writing = false;
+      await writer;
+    }
+    await converged(first.db, 'the index after the restart');
+    assertEqual(await metric(first.port, 'bulleted_firehose_ops_stale_total'), 0, 'ops applied twice');
+    assert(await metric(first.port, 'bulleted_firehose_ops_applied_total') > 0, 'the restart applied the writes it missed');
+    assertEqual(await metric(first.port, 'bulleted_firehose_backfilling'), 0, 'a restart does not backfill again');
+  });
+
   await runner.test('a replica started later, SIGKILLed during its backfill, ends identical to the first', async () => {
     // Killed once its backfill has begun, then started again on its index:
     // it goes on where it stopped.
@@ -302,6 +340,32 @@ try {
     } finally {
       await stopProcess(second.child);
     }
+  });
+
+  await runner.test('#account events through the relay hide, restore and remove a repo', async () => {
+    await applyWrites(hidden, [create('app.bulleted.node', 'h1', node('hidden soon', { sortKey: 'a0' }))]);
+    await applyWrites(leaving, [create('app.bulleted.node', 'l1', node('leaving soon', { sortKey: 'a0' }))]);
+    await converged(first.db, 'the two repos');
+    const top = async (did) => (await children(first.port, did)).length;
+    const shown = await top(hidden.did);
+    assert(shown > 0, 'the repo shows');
+    const status = (account, takedown) => account.xrpc.ok('com.atproto.admin.updateSubjectStatus', { token: account.admin,
+      body: { subject: { $type: 'com.atproto.admin.defs#repoRef', did: account.did }, takedown } });
+    await status(hidden, { applied: true, ref: 'e2e' });
+    await waitFor('the takedown', () => repoStatus(first.db, hidden.did) === 'takendown', 30000);
+    assertEqual(await top(hidden.did), 0, 'a taken-down repo is hidden');
+    assertEqual(rows(first.db, hidden.did).length > 0, true, 'hidden, not deleted');
+    await status(hidden, { applied: false });
+    await waitFor('the reversal', () => repoStatus(first.db, hidden.did) === 'active', 30000);
+    assertEqual(await top(hidden.did), shown, 'shown again');
+    await leaving.xrpc.ok('com.atproto.server.deactivateAccount', { token: leaving.accessJwt, body: {} });
+    await waitFor('the deactivation', () => repoStatus(first.db, leaving.did) === 'deactivated', 30000);
+    assertEqual(await top(leaving.did), 0, 'a deactivated repo is hidden');
+    await leaving.xrpc.ok('com.atproto.admin.deleteAccount', { token: leaving.admin, body: { did: leaving.did } });
+    deleted.add(leaving.did);
+    await waitFor('the deletion', () => repoStatus(first.db, leaving.did) === 'deleted'
+      && rows(first.db, leaving.did).length === 0, 30000);
+    await converged(first.db, 'every other repo, unchanged');
   });
 } finally {
   if (first) await stopProcess(first.child);

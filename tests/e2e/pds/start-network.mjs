@@ -22,7 +22,8 @@
 //                                    [--pds-base-port 2701] [--out run/network.json]
 //                                    [--pds-ports P1,P2,...] [--test-controls] [--rate-limits] [--log]
 // Writes the output file (atomically) when everything is up: plcUrl, relay {url, firehoseUrl},
-// pdses [{url, firehoseUrl, handleDomain, accounts [{handle, did, password, accessJwt, refreshJwt}]}].
+// pdses [{url, firehoseUrl, handleDomain, adminPassword,
+//         accounts [{handle, did, password, accessJwt, refreshJwt}]}].
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -34,6 +35,7 @@ import { decodeFirst } from 'cborg';
 import * as dagCbor from '@ipld/dag-cbor';
 
 const argv = process.argv.slice(2);
+const ADMIN_PASSWORD = 'admin-pass';  // every PDS's (Basic auth as "admin")
 const flag = (name) => argv.includes(`--${name}`);
 const opt = (name, dflt) => {
   const i = argv.indexOf(`--${name}`);
@@ -86,7 +88,7 @@ for (let i = 0; i < N; i++) {
     didPlcUrl: pdsPlcUrl,
     serviceHandleDomains: [domain],
     inviteRequired: false,
-    adminPassword: 'admin-pass',
+    adminPassword: ADMIN_PASSWORD,
     jwtSecret: `jwt-secret-${i + 1}`,
     // a fixed secp256k1 key per PDS for its PLC operations
     plcRotationKeyK256PrivateKeyHex: '3f1d8a3c2b5e4f60718293a4b5c6d7e8f90112233445566778899aabbccddd' + (16 + i).toString(16),
@@ -321,6 +323,7 @@ const info = {
     publicUrl: p.pds.ctx.cfg.service.publicUrl,
     firehoseUrl: `ws://${HOST}:${p.port}/xrpc/com.atproto.sync.subscribeRepos`,
     handleDomain: p.domain,
+    adminPassword: ADMIN_PASSWORD,
     accounts: p.accounts,
   })),
   startedAt: new Date().toISOString(),
