@@ -254,7 +254,8 @@ TEST_F(VerifyTest, OnlyReposWithRecordsAreTakenUpAndOnlyThoseWithHistoryAreFetch
   SignedRepo gail = make_repo("gail", KeyCurve::kSecp256k1);
   const auto verified = metrics_.commits_verified.load();
   add_frame(gail.commit({}, next_rev(), ++seq_));
-  add_frame(gail.commit({{"create", "app.bsky.feed.like/g", node_record("g")}}, next_rev(), ++seq_));
+  add_frame(
+      gail.commit({{"create", "app.bsky.feed.like/g", node_record("g")}}, next_rev(), ++seq_));
   ASSERT_TRUE(ingestor_->flush().has_value());
   EXPECT_FALSE(store_->repo(gail.did())->has_value());
   EXPECT_EQ(metrics_.commits_verified.load(), verified);
