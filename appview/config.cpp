@@ -115,6 +115,35 @@ std::function<std::optional<std::string>(Config&, const nlohmann::json&)> boolea
   };
 }
 
+// A JSON array of strings, or (from the environment) one string of
+// comma-separated entries; `check` says what is wrong with them, if anything.
+std::function<std::optional<std::string>(Config&, const nlohmann::json&)> string_list(
+    std::vector<std::string> Config::*field, std::string what,
+    std::function<std::optional<std::string>(const std::vector<std::string>&)> check) {
+  return [field, what = std::move(what), check = std::move(check)](
+             Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+    std::vector<std::string> entries;
+    if (value.is_string()) {
+      std::istringstream parts(value.get<std::string>());
+      for (std::string part; std::getline(parts, part, ',');) {
+        part.erase(0, part.find_first_not_of(' '));
+        part.erase(part.find_last_not_of(' ') + 1);
+        if (!part.empty()) entries.push_back(part);
+      }
+    } else if (value.is_array()) {
+      for (const auto& entry : value) {
+        if (!entry.is_string()) return "must hold strings";
+        entries.push_back(entry.get<std::string>());
+      }
+    } else {
+      return "must be an array of " + what;
+    }
+    if (auto problem = check(entries)) return problem;
+    config.*field = std::move(entries);
+    return std::nullopt;
+  };
+}
+
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> kSettings = {
       {"server.bind", "BULLETED_BIND", "bind", text(&Config::bind)},
@@ -122,29 +151,24 @@ const std::vector<Setting>& settings() {
       {"server.threads", "BULLETED_THREADS", "threads", integer(&Config::threads, 1, 64)},
       {"server.shutdownGraceSeconds", "", "", integer(&Config::shutdown_grace_seconds, 0, 600)},
       {"server.trustedProxies", "BULLETED_TRUSTED_PROXIES", "",
-       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
-         // A JSON array of strings, or (from the environment) one string of
-         // comma-separated entries.
-         std::vector<std::string> entries;
-         if (value.is_string()) {
-           std::istringstream parts(value.get<std::string>());
-           for (std::string part; std::getline(parts, part, ',');) {
-             part.erase(0, part.find_first_not_of(' '));
-             part.erase(part.find_last_not_of(' ') + 1);
-             if (!part.empty()) entries.push_back(part);
-           }
-         } else if (value.is_array()) {
-           for (const auto& entry : value) {
-             if (!entry.is_string()) return "must hold strings";
-             entries.push_back(entry.get<std::string>());
-           }
-         } else {
-           return "must be an array of addresses or CIDR ranges";
-         }
-         if (auto parsed = TrustedProxies::parse(entries); !parsed) return parsed.error().message;
-         config.trusted_proxies = std::move(entries);
-         return std::nullopt;
-       }},
+       string_list(&Config::trusted_proxies, "addresses or CIDR ranges",
+                   [](const std::vector<std::string>& entries) -> std::optional<std::string> {
+                     if (auto parsed = TrustedProxies::parse(entries); !parsed) {
+                       return parsed.error().message;
+                     }
+                     return std::nullopt;
+                   })},
+      {"cors.allowedOrigins", "BULLETED_CORS_ORIGINS", "",
+       string_list(&Config::cors_origins, "origins",
+                   [](const std::vector<std::string>& entries) -> std::optional<std::string> {
+                     for (const auto& entry : entries) {
+                       if (entry != "*" && entry.rfind("https://", 0) != 0 &&
+                           entry.rfind("http://", 0) != 0) {
+                         return "\"" + entry + "\" is not \"*\" or an http(s) origin";
+                       }
+                     }
+                     return std::nullopt;
+                   })},
       {"database.path", "BULLETED_DB", "db", text(&Config::db_path)},
       {"database.busyTimeoutMs", "", "", integer(&Config::busy_timeout_ms, 0, 600'000)},
       {"mode", "BULLETED_MODE", "mode",
@@ -317,6 +341,7 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"threads", c.threads},
         {"shutdownGraceSeconds", c.shutdown_grace_seconds},
         {"trustedProxies", c.trusted_proxies}}},
+      {"cors", {{"allowedOrigins", c.cors_origins}}},
       {"database", {{"path", c.db_path}, {"busyTimeoutMs", c.busy_timeout_ms}}},
       {"mode", to_string(c.mode)},
       {"firehose",

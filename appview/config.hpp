@@ -51,6 +51,9 @@ struct Config {
   // private (test networks on 127.0.0.1); off in production.
   bool allow_private_addresses = false;
   int identity_cache_seconds = 3600;
+  // Origins whose pages may call the XRPC routes ("*": any, without
+  // credentials)
+  std::vector<std::string> cors_origins = {"*"};
   int fetch_concurrency = 4;
   // getRepo requests a second to any one host (0: no limit)
   int host_requests_per_second = 10;

@@ -24,6 +24,15 @@
 namespace bulleted::cli {
 namespace {
 
+identity::IdentityOptions identity_options(const appview::Config& config) {
+  identity::IdentityOptions options;
+  options.plc_url = config.plc_url;
+  options.handle_resolver = config.handle_resolver;
+  options.cache_ttl = std::chrono::seconds(config.identity_cache_seconds);
+  options.allow_private_addresses = config.allow_private_addresses;
+  return options;
+}
+
 firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   firehose::ConsumerOptions options;
   options.url = *config.firehose_url;
@@ -38,10 +47,7 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   options.session.idle_timeout = std::chrono::seconds(config.firehose_idle_timeout_seconds);
   options.repo_service_url = config.repo_service_url.value_or("");
   options.fetch_timeout = std::chrono::seconds(config.fetch_timeout_seconds);
-  options.identity.plc_url = config.plc_url;
-  options.identity.handle_resolver = config.handle_resolver;
-  options.identity.cache_ttl = std::chrono::seconds(config.identity_cache_seconds);
-  options.identity.allow_private_addresses = config.allow_private_addresses;
+  options.identity = identity_options(config);
   options.fetch_concurrency = config.fetch_concurrency;
   options.host_requests_per_second = config.host_requests_per_second;
   options.max_repo_bytes = static_cast<std::size_t>(config.max_repo_bytes);
@@ -108,9 +114,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     pds = std::make_unique<appview::PdsServices>(
         firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
                                         512ull * 1024 * 1024),
-        identity::IdentityOptions{config->plc_url, config->handle_resolver,
-                                  std::chrono::seconds(config->identity_cache_seconds)},
-        appview::SecretBox(*config->session_key), written);
+        identity_options(*config), appview::SecretBox(*config->session_key), written);
   }
 
   firehose::FirehoseMetrics metrics;
@@ -138,6 +142,12 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   context.firehose = consumer ? &metrics : nullptr;
   context.pds = pds.get();
   context.imports = &imports;
+  // com.atproto.identity.resolveHandle: answers within a short time (a
+  // lookup waits on the resolver or the handle's host), cached.
+  identity::IdentityResolver handles(
+      firehose::make_http_xrpc_client(std::chrono::seconds(10), 64 * 1024),
+      identity_options(*config));
+  context.identity = &handles;
   if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
       faults != nullptr && std::string(faults) == "1") {
     spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
@@ -151,6 +161,9 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   http.default_body_limit = config->max_body_bytes;
   http.admit = [&api](const appview::HttpRequestHead& head) { return api.admit(head); };
   http.refusal = [](const Error& error) { return appview::error_response(error); };
+  http.decorate = [&api](const appview::HttpRequestHead& head, appview::HttpResponse& response) {
+    api.decorate(head, response);
+  };
   appview::HttpServer server(
       http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
   context.in_flight = [&server] { return server.in_flight(); };

@@ -93,7 +93,7 @@ http_response to_cpprest(const HttpResponse& out, bool head_only, bool close) {
   if (close) response.headers().add("Connection", "close");
   if (head_only) {
     response.headers().set_content_type(out.content_type);
-  } else if (!out.stream) {
+  } else if (!out.stream && out.status != 204) {
     response.set_body(out.body, out.content_type);
   }
   return response;
@@ -274,6 +274,13 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::unique_ptr<WorkQueue> requests;
   std::unique_ptr<WorkQueue> operators;
 
+  // An answer to `head` as it goes out: decorated (options.decorate).
+  http_response finish(const HttpRequestHead& head, HttpResponse out, bool head_only,
+                       bool close) const {
+    if (options.decorate) options.decorate(head, out);
+    return to_cpprest(out, head_only, close);
+  }
+
   HttpResponse refuse(ErrorCode code, std::string message) const {
     const Error error{code, std::move(message)};
     if (options.refusal) return options.refusal(error);
@@ -295,13 +302,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
   // Answers without reading the body; the connection is closed when a body
   // was announced, since its bytes would otherwise be read as the next request.
-  void answer_unread(http_request request, const HttpResponse& out, bool body_pending) {
+  void answer_unread(http_request request, const HttpRequestHead& head, HttpResponse out,
+                     bool body_pending) {
     if (body_pending) {
       refuse_body(request, lower_trimmed(request.headers().has("Expect")
                                              ? request.headers().find("Expect")->second
                                              : std::string()) == "100-continue");
     }
-    send(request, to_cpprest(out, false, body_pending));
+    send(request, finish(head, std::move(out), false, body_pending));
   }
 
   // Runs the handler on a worker and replies (streaming when asked).
@@ -315,19 +323,21 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     }
     const bool head_only = in.method == "HEAD";
     if (!out.stream || head_only) {
-      send(request, to_cpprest(out, head_only, false));
+      send(request, finish(in, std::move(out), head_only, false));
       finished();
       return;
     }
     auto failed = std::make_shared<std::atomic<bool>>(false);
     BufferStream stream(failed);
-    http_response response = to_cpprest(out, false, false);
+    auto produce = std::move(out.stream);
+    out.stream = [](ResponseStream&) {};  // still a streamed answer: no body set
+    http_response response = finish(in, out, false, false);
     response.set_body(concurrency::streams::istream(stream.buffer()), out.content_type);
     send(request, response, [failed](bool ok) {
       if (!ok) *failed = true;
     });
     try {
-      out.stream(stream);
+      produce(stream);
     } catch (const std::exception& e) {
       spdlog::error("http: a streamed answer failed: {}", e.what());
       *failed = true;
@@ -337,43 +347,44 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   }
 
   void dispatch(http_request request, HttpRequest in, Lane lane) {
+    const HttpRequestHead head = in;
     auto job = [self = shared_from_this(), request, in = std::move(in)]() mutable {
       self->serve(request, std::move(in));
     };
     WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;
     if (!queue.push(std::move(job))) {
-      send(request, to_cpprest(refuse(ErrorCode::kUnavailable, "too many requests in progress"),
-                               false, false));
+      send(request, finish(head, refuse(ErrorCode::kUnavailable, "too many requests in progress"),
+                           false, false));
       finished();
     }
   }
 
   void on_request(http_request request) {
-    if (draining) {
-      send(request,
-           to_cpprest(refuse(ErrorCode::kUnavailable, "the server is shutting down"), false, true));
-      return;
-    }
-    ++in_flight;
     HttpRequest in;
     std::vector<std::pair<std::string, std::string>> raw;
     for (const auto& [name, value] : request.headers()) {
       raw.emplace_back(name, value);
       in.headers[lower_trimmed(name)] = value;
     }
+    in.method = request.method();
+    in.path = web::uri::decode(request.relative_uri().path());
+    in.query = request.relative_uri().query();
+    in.remote = request.remote_address();
+    if (draining) {
+      send(request,
+           finish(in, refuse(ErrorCode::kUnavailable, "the server is shutting down"), false, true));
+      return;
+    }
+    ++in_flight;
     const auto& headers = request.headers();
     const bool body_pending = headers.has("Transfer-Encoding") ||
                               (headers.has("Content-Length") && headers.content_length() > 0) ||
                               in.headers.contains("transfer-encoding");
     if (auto problem = framing_problem(raw)) {
-      answer_unread(request, refuse(problem->code, problem->message), true);
+      answer_unread(request, in, refuse(problem->code, problem->message), true);
       finished();
       return;
     }
-    in.method = request.method();
-    in.path = web::uri::decode(request.relative_uri().path());
-    in.query = request.relative_uri().query();
-    in.remote = request.remote_address();
     Admission admission;
     admission.body_limit = options.default_body_limit;
     if (options.admit) {
@@ -385,14 +396,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       }
     }
     if (admission.refusal) {
-      answer_unread(request, *admission.refusal, body_pending);
+      answer_unread(request, in, std::move(*admission.refusal), body_pending);
       finished();
       return;
     }
     const std::size_t length = headers.has("Content-Length") ? headers.content_length() : 0;
     if (length > admission.body_limit) {
       answer_unread(
-          request,
+          request, in,
           refuse(ErrorCode::kPayloadTooLarge,
                  "the body is larger than " + std::to_string(admission.body_limit) + " bytes"),
           true);
@@ -403,20 +414,22 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       dispatch(request, std::move(in), admission.lane);
       return;
     }
+    const HttpRequestHead head = in;
     auto buffer = std::make_shared<concurrency::streams::container_buffer<std::string>>();
     buffer->collection().reserve(length);
     const Lane lane = admission.lane;
     request.body().read_to_end(*buffer).then(
-        [self = shared_from_this(), request, buffer, lane,
+        [self = shared_from_this(), request, buffer, lane, head,
          in = std::move(in)](pplx::task<std::size_t> read) mutable {
           try {
             read.get();
             in.body = std::move(buffer->collection());
             self->dispatch(request, std::move(in), lane);
           } catch (...) {
-            send(request, to_cpprest(self->refuse(ErrorCode::kInvalidRequest,
-                                                  "the request body could not be read"),
-                                     false, true));
+            send(request, self->finish(head,
+                                       self->refuse(ErrorCode::kInvalidRequest,
+                                                    "the request body could not be read"),
+                                       false, true));
             self->finished();
           }
         });
@@ -460,6 +473,8 @@ Result<void> HttpServer::start() {
     // itself otherwise, echoing the request's headers (Authorization too).
     state->listener->support(handle);
     state->listener->support(web::http::methods::TRCE, handle);
+    // ...and OPTIONS, which cpprest also answers itself (an empty Allow).
+    state->listener->support(web::http::methods::OPTIONS, handle);
     state->listener->open().wait();
   } catch (const std::exception& e) {
     return fail(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + e.what());

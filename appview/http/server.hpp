@@ -100,6 +100,10 @@ struct HttpServerOptions {
   // The answer to the front's own refusals (400, 411, 413, 503, ...), in the
   // API's error format; without it, the same JSON from the error table.
   std::function<HttpResponse(const Error&)> refusal;
+  // Called on every answer before it is sent (the handler's, the
+  // admission's refusals and the front's own), with the request's head:
+  // headers every answer carries (CORS). Must be quick.
+  std::function<void(const HttpRequestHead&, HttpResponse&)> decorate;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

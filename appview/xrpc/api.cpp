@@ -145,9 +145,15 @@ HttpResponse Api::refused(const std::string& label, HttpResponse response) {
   return response;
 }
 
+Api::Api(AppContext& context) : context_(context), cors_(context.config.cors_origins) {}
+
 Admission Api::admit(const HttpRequestHead& head) {
   Admission admission;
   admission.body_limit = kQueryBodyBytes;
+  if (auto preflight = cors_.preflight(head)) {
+    admission.refusal = refused("preflight", std::move(*preflight));
+    return admission;
+  }
   if (head.method == "TRACE") {
     HttpResponse response =
         error_response(Error{ErrorCode::kMethodNotAllowed, "TRACE is not supported"});

@@ -19,6 +19,7 @@
 
 #include "appview/config.hpp"
 #include "appview/http/client_address.hpp"
+#include "appview/http/cors.hpp"
 #include "appview/http/server.hpp"
 #include "appview/imports/import_jobs.hpp"
 #include "appview/signin/tokens.hpp"
@@ -26,6 +27,7 @@
 #include "appview/write/placement.hpp"
 #include "appview/xrpc/rate_limiter.hpp"
 #include "appview/xrpc/request_metrics.hpp"
+#include "firehose/identity/identity.hpp"
 #include "firehose/metrics.hpp"
 #include "ordering/tid.hpp"
 #include "schema/store.hpp"
@@ -62,6 +64,10 @@ struct AppContext {
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
   PdsServices* pds = nullptr;                           // set exactly in pds mode (config.mode)
   ImportRunner* imports = nullptr;                      // null when imports are not run
+  // Handles to DIDs (com.atproto.identity.resolveHandle); null: not served.
+  identity::IdentityResolver* identity = nullptr;
+  // Handle lookups that reach the network, at once (each may wait on a host).
+  LongRequestGate handle_lookups{4};
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
   bool fault_injection = false;
@@ -70,10 +76,14 @@ struct AppContext {
 
 class Api {
  public:
-  explicit Api(AppContext& context) : context_(context) {}
+  explicit Api(AppContext& context);
   // Runs on a listener thread before the body is read (see above).
   Admission admit(const HttpRequestHead& head);
   HttpResponse handle(const HttpRequest& request);
+  // The headers every answer carries (CORS on the XRPC routes).
+  void decorate(const HttpRequestHead& head, HttpResponse& response) const {
+    cors_.decorate(head, response);
+  }
 
  private:
   friend struct ApiMethods;
@@ -87,6 +97,7 @@ class Api {
   HttpResponse metrics();
 
   AppContext& context_;
+  CorsPolicy cors_;
 };
 
 // The token of an `Authorization: Bearer <token>` header, or nullopt.

@@ -107,6 +107,34 @@ HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request
   return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
 }
 
+// The standard method, so that a frontend given a handle finds the repo:
+// through the identity room (identity.handleResolver, else the handle's
+// own host under the network policy), cached there.
+HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  auto handle = params.text("handle");
+  if (!handle) return error_response(Error{ErrorCode::kInvalidRequest, "handle is required"});
+  if (auto parsed = schema::Handle::parse(*handle); !parsed) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "not a handle: " + parsed.error()});
+  }
+  auto& context = ApiMethods::context(api);
+  // Each lookup may wait on another host: a few at once, one per client.
+  auto entered = context.handle_lookups.enter("addr " + context.proxies.client_address(request));
+  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
+    Error busy{ErrorCode::kRateLimited, "too many handle lookups are running; retry soon"};
+    busy.retry_after_seconds = 1;
+    return error_response(busy);
+  }
+  auto did = context.identity->resolve_handle(*handle);
+  if (!did) {
+    if (did.error().code == ErrorCode::kInvalidRequest) return error_response(did.error());
+    return json_response({{"error", "HandleNotFound"},
+                          {"message", "cannot resolve " + *handle + ": " + did.error().message}},
+                         400);
+  }
+  return json_response({{"did", *did}});
+}
+
 HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
@@ -392,6 +420,7 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline, Needs::kImports},
     {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job, Needs::kImports},
     {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},
+    {"com.atproto.identity.resolveHandle", MethodKind::kQuery, resolve_handle, Needs::kIdentity},
 };
 
 }  // namespace
@@ -423,6 +452,10 @@ std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMeth
     return error_response(Error{
         ErrorCode::kMethodNotImplemented,
         std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
+  }
+  if (method.needs == Needs::kIdentity && context.identity == nullptr) {
+    return error_response(
+        Error{ErrorCode::kMethodNotImplemented, std::string(method.nsid) + " is not served here"});
   }
   if (method.needs == Needs::kImports && context.imports == nullptr) {
     return error_response(Error{ErrorCode::kMethodNotImplemented,

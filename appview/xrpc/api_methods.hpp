@@ -21,6 +21,7 @@ enum class Needs {
   kIndex,        // every mode
   kPdsSessions,  // pds mode (createSession, deleteSession)
   kImports,      // an import runner (the server has one; the fuzzer does not)
+  kIdentity,     // an identity resolver (com.atproto.identity.resolveHandle)
 };
 
 struct ApiMethod {

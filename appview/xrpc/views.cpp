@@ -2,12 +2,13 @@
 
 namespace bulleted::appview {
 
+// No field is ever null: an absent value is an absent field (the lexicons
+// declare no nullable field; the standard clients refuse a null).
 nlohmann::json node_view(const schema::NodeRow& row) {
   nlohmann::json view = {
       {"uri", row.uri()},
       {"rkey", row.rkey},
       {"cid", row.cid},
-      {"parent", row.parent_rkey ? nlohmann::json(*row.parent_rkey) : nlohmann::json()},
       {"sortKey", row.sort_key_raw.value_or("")},
       {"sortKeyValid", row.sort_key_valid},
       {"text", row.text},
@@ -15,6 +16,7 @@ nlohmann::json node_view(const schema::NodeRow& row) {
       {"createdAt", row.created_at},
       {"childCount", row.child_count},
   };
+  if (row.parent_rkey) view["parent"] = *row.parent_rkey;
   if (row.note) view["note"] = *row.note;
   if (row.unattached) view["unattached"] = true;
   if (auto facets = schema::record_facets(row.text, row.record_json); !facets.is_null()) {

@@ -72,7 +72,8 @@ try {
     assertEqual(created.sortKey, 'a0', 'a client sortKey has no effect');
     const node = await ok(query('getNode', { repo: alice, rkey: created.rkey }));
     assertEqual([node.text, node.note, node.parent, node.sortKey, node.sortKeyValid, node.completed, node.childCount],
-      ['Hello', 'a note', null, 'a0', true, false, 0], 'NodeView fields');
+      ['Hello', 'a note', undefined, 'a0', true, false, 0], 'NodeView fields');
+    assert(!('parent' in node), 'a top-level node has no parent field (never null)');
   });
 
   await runner.test('every error is JSON with error and message, with the right status', async () => {
