@@ -162,6 +162,18 @@ async function probes(port, label, viaNginx) {
 try {
   await probes(appPort, 'directly', false);
   await probes(nginxPort, 'through nginx', true);
+  await runner.test('through nginx: CORS preflights and headers pass as the app view sends them', async () => {
+    const preflight = await fetch(`http://127.0.0.1:${nginxPort}/xrpc/app.bulleted.createNode`, { method: 'OPTIONS',
+      headers: { Origin: 'https://outliner.example', 'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type' } });
+    assertEqual(preflight.status, 204, 'the preflight');
+    assertEqual(preflight.headers.get('access-control-allow-origin'), '*', 'allow-origin');
+    assertEqual(preflight.headers.get('access-control-allow-headers'), 'authorization, content-type', 'allow-headers');
+    assertEqual(preflight.headers.get('access-control-max-age'), '86400', 'max-age');
+    const answer = await fetch(`http://127.0.0.1:${nginxPort}/xrpc/_health`, { headers: { Origin: 'https://outliner.example' } });
+    assertEqual(answer.headers.get('access-control-allow-origin'), '*', 'allow-origin on an answer');
+    assert((answer.headers.get('access-control-expose-headers') ?? '').includes('Retry-After'), 'exposed headers');
+  });
   await runner.test('the app view stayed up throughout', async () => {
     assertEqual(app.exitCode, null, 'still running');
     assertEqual((await fetch(`http://127.0.0.1:${appPort}/healthz`)).status, 200, 'healthy');

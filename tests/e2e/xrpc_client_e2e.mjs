@@ -1,0 +1,252 @@
+// Every method through the official client: @atproto/xrpc's XrpcClient
+// loaded with the repo's own lexicons (schema/lexicons), against a running
+// app view in local mode. The client checks every answer against the
+// method's lexicon (XRPCInvalidResponseError otherwise); every error must
+// carry a name the method declares or a standard XRPC one. Paging, errors,
+// exportOutline's documents, resolveHandle (the PDS harness as handle
+// resolver) and CORS (preflights, headers, a configured origin list).
+// Usage: ./node22 ../xrpc_client_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Runner, assert, assertEqual, freePort, here, startPds, stopProcess, track, waitFor } from './lib.mjs';
+
+const harness = createRequire(new URL('./pds/package.json', import.meta.url));
+const load = (name) => import(pathToFileURL(harness.resolve(name)).href);
+const { XrpcClient, XRPCError, XRPCInvalidResponseError } = await load('@atproto/xrpc');
+const { Lexicons } = await load('@atproto/lexicon');
+
+const [binary, workdir] = process.argv.slice(2);
+fs.mkdirSync(workdir, { recursive: true });
+const runner = new Runner();
+
+// The project's lexicons, as a frontend would load them.
+const lexiconRoot = path.join(here, '..', '..', 'schema', 'lexicons');
+const docs = [];
+const walk = (dir) => {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) walk(full);
+    else if (entry.name.endsWith('.json')) docs.push(JSON.parse(fs.readFileSync(full, 'utf8')));
+  }
+};
+walk(lexiconRoot);
+const lexicons = new Lexicons(docs);
+const declared = (nsid) => new Set((lexicons.getDef(nsid)?.errors ?? []).map((e) => e.name));
+// The error names XRPC itself defines, valid for any method.
+const STANDARD = new Set(['InvalidRequest', 'AuthenticationRequired', 'Forbidden', 'ExpiredToken', 'InvalidToken',
+  'MethodNotImplemented', 'PayloadTooLarge', 'RateLimitExceeded', 'InternalServerError', 'UpstreamFailure',
+  'NotEnoughResources', 'UpstreamTimeout']);
+
+const { child: pds, info } = await startPds(path.join(workdir, 'pds'));
+const account = info.accounts[0];
+const dbPath = path.join(workdir, 'client.db');
+const alice = 'did:plc:aliceclienttest';
+const bob = 'did:plc:bobclienttest';
+const token = (did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
+const aliceToken = token(alice);
+const bobToken = token(bob);
+
+async function serve(extraEnv = {}) {
+  const port = await freePort();
+  const log = fs.openSync(path.join(workdir, `serve-${port}.log`), 'a');
+  const child = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--handle-resolver', info.pdsUrl],
+    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0', ...extraEnv } }));
+  await waitFor('the server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 15000);
+  return { child, port, base: `http://127.0.0.1:${port}` };
+}
+
+const server = await serve();
+const client = new XrpcClient({ service: server.base }, lexicons);
+const auth = (t = aliceToken) => ({ headers: { authorization: `Bearer ${t}` } });
+const calls = new Map();  // nsid -> answers validated
+const q = async (nsid, params) => {
+  const res = await client.call(`app.bulleted.${nsid}`, params);
+  calls.set(nsid, (calls.get(nsid) ?? 0) + 1);
+  return res.data;
+};
+const p = async (nsid, body, t) => {
+  const res = await client.call(`app.bulleted.${nsid}`, undefined, body, auth(t));
+  calls.set(nsid, (calls.get(nsid) ?? 0) + 1);
+  return res.data;
+};
+// A call that must fail with `name`, which the method must declare (or XRPC).
+async function fails(name, nsid, fn) {
+  const full = nsid.includes('.') ? nsid : `app.bulleted.${nsid}`;
+  try {
+    await fn();
+  } catch (err) {
+    assert(!(err instanceof XRPCInvalidResponseError), `${full}: an invalid answer: ${err.message}`);
+    assert(err instanceof XRPCError, `${full}: ${err}`);
+    assertEqual(err.error, name, `${full}: the error name (${err.message})`);
+    assert(declared(full).has(err.error) || STANDARD.has(err.error),
+      `${full} answers ${err.error}, which its lexicon does not declare`);
+    return err;
+  }
+  throw new Error(`${full} should have failed with ${name}`);
+}
+
+try {
+  await runner.test('every method answers what its lexicon allows, in the official client', async () => {
+    const top = [];
+    for (let i = 0; i < 5; i++) top.push(await p('createNode', { repo: alice, text: `top ${i}` }));
+    const first = top[0].rkey;
+    const child = await p('createNode', { repo: alice, parentRkey: first, text: 'child', note: 'a note' });
+    const grandchild = await p('createNode', { repo: alice, parentRkey: child.rkey, text: 'grandchild **bold**' });
+    const between = await p('createNode', { repo: alice, afterRkey: top[1].rkey, text: 'between 1 and 2' });
+
+    const shown = await q('getNode', { repo: alice, rkey: first });
+    assert(!('parent' in shown), 'a top-level node has no parent field');
+    assertEqual((await q('getNode', { repo: alice, rkey: child.rkey })).parent, first, 'a child names its parent');
+
+    // Pages of two until there is no cursor; the same backwards.
+    const paged = async (reverse) => {
+      const out = [];
+      let cursor;
+      do {
+        const page = await q('getChildren', { repo: alice, limit: 2, cursor, reverse });
+        out.push(...page.nodes.map((n) => n.rkey));
+        cursor = page.cursor;
+      } while (cursor);
+      return out;
+    };
+    const forward = await paged(false);
+    assertEqual(forward, [first, top[1].rkey, between.rkey, ...top.slice(2).map((n) => n.rkey)], 'pages in order');
+    assertEqual(await paged(true), [...forward].reverse(), 'pages backwards');
+    const window = await q('getWindow', { repo: alice, anchor: between.rkey, before: 1, after: 1 });
+    assertEqual(window.nodes.map((n) => n.rkey), [top[1].rkey, between.rkey, top[2].rkey], 'the window');
+    const subtree = await q('getSubtree', { repo: alice, root: first, depth: 5 });
+    assertEqual(subtree.node.rkey, first, 'the subtree root');
+    assertEqual(subtree.children[0].children[0].node.rkey, grandchild.rkey, 'the subtree grandchild');
+    const whole = await q('getSubtree', { repo: alice, depth: 1 });
+    assert(!('node' in whole) && whole.children.length === 6, 'the top of the outline');
+    const ancestors = await q('getAncestors', { repo: alice, rkey: grandchild.rkey });
+    assertEqual(ancestors.ancestors.map((n) => n.rkey), [first, child.rkey], 'ancestors, root first');
+    assertEqual(await q('getPosition', { repo: alice, rkey: between.rkey }), { index: 2, siblingCount: 6 }, 'position');
+
+    await p('updateNode', { repo: alice, rkey: child.rkey, text: 'child, edited', completed: true });
+    await p('moveNode', { repo: alice, rkey: grandchild.rkey, parentRkey: top[4].rkey });
+    const deleted = await p('deleteNode', { repo: alice, rkey: top[3].rkey });
+    assertEqual(deleted.deleted, 1, 'one node deleted');
+
+    // Changes in pages of three, from the start.
+    const changes = [];
+    let cursor;
+    for (;;) {
+      const page = await q('getChanges', { repo: alice, limit: 3, cursor });
+      changes.push(...page.changes);
+      if (page.changes.length === 0) break;
+      cursor = page.cursor;
+    }
+    assert(changes.some((c) => c.op === 'delete' && c.rkey === top[3].rkey && !('node' in c)), 'a delete has no node');
+    assert(changes.some((c) => c.op === 'upsert' && c.node.rkey === child.rkey && c.node.completed), 'the update');
+
+    const opml = await q('exportOutline', { repo: alice, format: 'opml' });
+    const text = typeof opml === 'string' ? opml : new TextDecoder().decode(opml);
+    assert(text.includes('<opml') && text.includes('child, edited'), 'the OPML document');
+    const plain = await q('exportOutline', { repo: alice, root: first, format: 'text' });
+    const plainText = typeof plain === 'string' ? plain : new TextDecoder().decode(plain);
+    assert(plainText.includes('child, edited') && !plainText.includes('top 2'), 'the subtree as text');
+
+    const job = await p('importOutline', { repo: alice, format: 'text', content: '- imported\n  - under it\n- second\n' });
+    let state;
+    await waitFor('the import', async () => {
+      state = await q('getImportJob', { id: job.jobId });
+      return state.state === 'done';
+    }, 30000);
+    assertEqual([state.done, state.total], [4, 4], 'the import\'s root and the three nodes under it');
+    assertEqual((await q('getChildren', { repo: alice, parent: job.rootRkey })).nodes.length, 2, 'under the import root');
+  });
+
+  await runner.test('errors carry names their lexicons declare', async () => {
+    const some = (await q('getChildren', { repo: alice })).nodes;
+    await fails('NotFound', 'getNode', () => q('getNode', { repo: alice, rkey: 'nosuchnode' }));
+    await fails('NotFound', 'getAncestors', () => q('getAncestors', { repo: alice, rkey: 'nosuchnode' }));
+    await fails('NotFound', 'getWindow', () => q('getWindow', { repo: alice, anchor: 'nosuchnode' }));
+    await fails('NotFound', 'getPosition', () => q('getPosition', { repo: alice, rkey: 'nosuchnode' }));
+    await fails('NotFound', 'getImportJob', () => q('getImportJob', { id: 'nosuchjob' }));
+    await fails('NotFound', 'exportOutline', () => q('exportOutline', { repo: alice, root: 'nosuchnode', format: 'text' }));
+    await fails('InvalidRequest', 'getChildren', () => q('getChildren', { repo: 'not a did' }));
+    await fails('InvalidNeighbour', 'createNode', () => p('createNode', { repo: alice, afterRkey: 'nosuchnode', text: 'x' }));
+    await fails('WouldCycle', 'moveNode', async () => {
+      const parent = some[0].rkey;
+      const under = await p('createNode', { repo: alice, parentRkey: parent, text: 'under' });
+      await p('moveNode', { repo: alice, rkey: parent, parentRkey: under.rkey });
+    });
+    await fails('NotFound', 'updateNode', () => p('updateNode', { repo: alice, rkey: 'nosuchnode', text: 'x' }));
+    await fails('NotFound', 'deleteNode', () => p('deleteNode', { repo: alice, rkey: 'nosuchnode' }));
+    await fails('AuthRequired', 'createNode', () => client.call('app.bulleted.createNode', undefined, { repo: alice, text: 'x' }));
+    await fails('AuthRequired', 'updateNode', () => p('updateNode', { repo: alice, rkey: some[0].rkey, text: 'x' }, 'not-a-token'));
+    await fails('Forbidden', 'deleteNode', () => p('deleteNode', { repo: alice, rkey: some[0].rkey }, bobToken));
+    await fails('InvalidRequest', 'importOutline', () => p('importOutline', { repo: alice, format: 'opml', content: '<opml><body><outline' }));
+    // Sessions are pds mode's: local mode says so in a standard way.
+    await fails('MethodNotImplemented', 'createSession', () => p('createSession', { identifier: 'a', password: 'b' }));
+  });
+
+  await runner.test('com.atproto.identity.resolveHandle answers through the identity room', async () => {
+    const res = await client.call('com.atproto.identity.resolveHandle', { handle: account.handle });
+    assertEqual(res.data.did, account.did, 'the handle resolves to its DID');
+    await fails('HandleNotFound', 'com.atproto.identity.resolveHandle',
+      () => client.call('com.atproto.identity.resolveHandle', { handle: 'nobody.test' }));
+    await fails('InvalidRequest', 'com.atproto.identity.resolveHandle',
+      () => client.call('com.atproto.identity.resolveHandle', { handle: 'not a handle' }));
+  });
+
+  await runner.test('CORS: preflights answered 204, every XRPC answer readable from any origin', async () => {
+    const preflight = await fetch(`${server.base}/xrpc/app.bulleted.createNode`, { method: 'OPTIONS', headers: {
+      Origin: 'https://outliner.example', 'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'authorization, content-type, atproto-proxy' } });
+    assertEqual(preflight.status, 204, 'the preflight status');
+    assertEqual(preflight.headers.get('access-control-allow-origin'), '*', 'any origin');
+    assert(/POST/.test(preflight.headers.get('access-control-allow-methods')), 'POST allowed');
+    assertEqual(preflight.headers.get('access-control-allow-headers'), 'authorization, content-type, atproto-proxy',
+      'the requested headers');
+    assertEqual(preflight.headers.get('access-control-max-age'), '86400', 'a day');
+    assertEqual(preflight.headers.get('access-control-allow-credentials'), null, 'never with credentials');
+    for (const url of [`${server.base}/xrpc/app.bulleted.getChildren?repo=${alice}`, `${server.base}/xrpc/_health`,
+      `${server.base}/xrpc/app.bulleted.getNode?repo=${alice}&rkey=nosuchnode`]) {
+      const res = await fetch(url, { headers: { Origin: 'https://outliner.example' } });
+      assertEqual(res.headers.get('access-control-allow-origin'), '*', `${url}: allow-origin`);
+      const exposed = res.headers.get('access-control-expose-headers') ?? '';
+      for (const name of ['RateLimit-Remaining', 'Retry-After', 'Atproto-Repo-Rev', 'WWW-Authenticate']) {
+        assert(exposed.includes(name), `${url}: ${name} exposed`);
+      }
+    }
+    // A refusal decided before the body is read carries them too.
+    const refused = await fetch(`${server.base}/xrpc/app.bulleted.createNode`, { method: 'POST',
+      headers: { Origin: 'https://outliner.example', 'content-type': 'application/json' }, body: '{}' });
+    assertEqual(refused.status, 401, 'no token');
+    assertEqual(refused.headers.get('access-control-allow-origin'), '*', 'the 401 is readable');
+  });
+
+  await runner.test('CORS with a configured origin list answers those origins alone', async () => {
+    const listed = await serve({ BULLETED_CORS_ORIGINS: 'https://outliner.example, https://other.example' });
+    try {
+      const ask = (origin) => fetch(`${listed.base}/xrpc/app.bulleted.getChildren?repo=${alice}`, { headers: { Origin: origin } });
+      const allowed = await ask('https://outliner.example');
+      assertEqual(allowed.headers.get('access-control-allow-origin'), 'https://outliner.example', 'a listed origin');
+      assert(/Origin/.test(allowed.headers.get('vary') ?? ''), 'Vary: Origin');
+      assertEqual((await ask('https://evil.example')).headers.get('access-control-allow-origin'), null, 'another origin');
+      const preflight = await fetch(`${listed.base}/xrpc/app.bulleted.createNode`, { method: 'OPTIONS',
+        headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
+      assertEqual(preflight.status, 204, 'still answered');
+      assertEqual(preflight.headers.get('access-control-allow-methods'), null, 'but allows nothing');
+    } finally {
+      await stopProcess(listed.child);
+    }
+  });
+
+  await runner.test('every method of the lexicons was called through the client', async () => {
+    const methods = docs.filter((d) => d.id.startsWith('app.bulleted.') && ['query', 'procedure'].includes(d.defs.main?.type))
+      .map((d) => d.id.slice('app.bulleted.'.length));
+    // Sessions are pds mode's (their errors were checked above).
+    const missing = methods.filter((m) => !calls.has(m) && !['createSession', 'deleteSession'].includes(m));
+    assertEqual(missing, [], 'methods never answered successfully');
+  });
+} finally {
+  await stopProcess(server.child);
+  await stopProcess(pds);
+}
+process.exit(runner.finish());
