@@ -355,6 +355,9 @@ class Store {
                                          AncestorsEnd* end = nullptr);
   Result<ChangesPage> changes(std::string_view did, std::optional<std::string_view> cursor,
                               int limit);
+  // The cursor at the end of a repo's changes now (no changes): where a
+  // client that has just read the outline starts following it.
+  Result<std::string> latest_change_cursor(std::string_view did);
 
   // Every row of the index in a fixed order, without bookkeeping that depends
   // on the order ops arrived in: equal dumps mean equal indexes.

@@ -329,6 +329,17 @@ Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_
                               std::make_move_iterator(chain.rend()));
 }
 
+Result<std::string> Store::latest_change_cursor(std::string_view did) {
+  auto stmt = db_->prepare(
+      "SELECT max(coalesce((SELECT max(change_seq) FROM nodes WHERE did = ?1), 0),"
+      " coalesce((SELECT max(change_seq) FROM tombstones WHERE did = ?1), 0))");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  return std::to_string(*row ? (*stmt)->integer(0) : 0);
+}
+
 Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::string_view> cursor,
                                    int limit) {
   if (limit < 1 || limit > 1000)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package the project needs to build, test and benchmark.
+# Installs every Debian package the project needs to build, test and benchmark;
+# with --tests also the browser the web client's tests drive (chromium).
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package
 # is missing. Needs root (or sudo) only in that case.
 set -euo pipefail
@@ -19,6 +20,10 @@ packages=(
   python3
   nginx
 )
+
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(chromium)
+fi
 
 # Node.js and npm run the lexicon check, the JS benchmarks and the PDS test
 # harness. A machine may already carry a Node.js build of its own that bundles

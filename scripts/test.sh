@@ -5,7 +5,7 @@
 #   SANITIZERS (default 1): also run every test under ASan + UBSan (0 skips).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --tests
 ./tests/js/install.sh
 ./tests/e2e/pds/install.sh
 ./scripts/build.sh

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 
+#include "appview/web/web_assets.hpp"
 #include "appview/xrpc/api_methods.hpp"
 #include "appview/xrpc/xrpc.hpp"
 
@@ -109,6 +110,27 @@ HttpResponse Api::metrics() {
 }
 
 namespace {
+
+// The reference web outliner's files (appview/web/, built in): / is its
+// page. Served with a policy that runs only these files' scripts (nothing
+// inline, nothing from elsewhere) and calls only this origin.
+std::optional<HttpResponse> web_page(const HttpRequest& request) {
+  if (request.method != "GET" && request.method != "HEAD") return std::nullopt;
+  const std::string_view path = request.path == "/" ? "/index.html" : request.path;
+  for (const auto& asset : web_assets()) {
+    if (asset.path != path) continue;
+    HttpResponse response{200, std::string(asset.content_type), std::string(asset.bytes), {}, {}};
+    response.headers = {
+        {"Content-Security-Policy",
+         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+         "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"},
+        {"Cache-Control", "no-cache"}};
+    return response;
+  }
+  return std::nullopt;
+}
 
 bool operators_path(std::string_view path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/xrpc/_health";
@@ -262,6 +284,9 @@ HttpResponse Api::handle(const HttpRequest& request) {
         query = method->kind == MethodKind::kQuery;
         response = call_method(*this, *method, request);
       }
+    } else if (auto page = web_page(request)) {
+      label = "_web";
+      response = std::move(*page);
     } else {
       response =
           error_response(Error{ErrorCode::kNotFound, "no such path; the API lives under /xrpc/"});

@@ -140,6 +140,11 @@ HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(repo, did_param(params, "repo"));
   TRY(limit, params.integer("limit", 1, 1000));
   auto cursor = params.text("cursor");
+  TRY(latest, params.boolean("latest"));
+  if (latest.value_or(false)) {
+    TRY(end, ApiMethods::store(api).latest_change_cursor(repo));
+    return json_response({{"changes", json::array()}, {"cursor", end}});
+  }
   TRY(page, ApiMethods::store(api).changes(
                 repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
                 static_cast<int>(limit.value_or(100))));

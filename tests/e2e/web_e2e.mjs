@@ -1,0 +1,246 @@
+// The reference web outliner (appview/web/, served at /) in a real browser:
+// Debian's chromium driven by puppeteer-core, against a running app view in
+// local mode with the PDS harness as handle resolver. Every step's result is
+// checked through the API (order and parents), not only in the page.
+// Screenshots at 1280 and 320 px go to SCREENSHOT_DIR (default
+// build/screenshots), not into the repo.
+// Usage: ./node22 ../web_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Runner, assert, assertEqual, freePort, here, startPds, stopProcess, track, waitFor } from './lib.mjs';
+
+const require = createRequire(new URL('./pds/package.json', import.meta.url));
+const puppeteer = require('puppeteer-core');
+
+const [binary, workdir] = process.argv.slice(2);
+fs.mkdirSync(workdir, { recursive: true });
+const shots = process.env.SCREENSHOT_DIR ?? path.join(here, '..', '..', 'build', 'screenshots');
+fs.mkdirSync(shots, { recursive: true });
+const runner = new Runner();
+
+const { child: pds, info } = await startPds(path.join(workdir, 'pds'));
+const { did, handle } = info.accounts[0];
+const dbPath = path.join(workdir, 'web.db');
+const token = execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const log = fs.openSync(path.join(workdir, 'appview-web.log'), 'a');
+const server = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--handle-resolver', info.pdsUrl],
+  { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0' } }));
+await waitFor('the server', async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, 15000);
+
+// The API, as the checks read it.
+const api = async (method, params) => {
+  const url = new URL(`/xrpc/app.bulleted.${method}`, base);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  const res = await fetch(url);
+  return { status: res.status, body: await res.json() };
+};
+const post = async (method, body) => {
+  const res = await fetch(`${base}/xrpc/app.bulleted.${method}`, { method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ repo: did, ...body }) });
+  if (!res.ok) throw new Error(`${method}: ${res.status} ${await res.text()}`);
+  return res.json();
+};
+const children = async (parent) => (await api('getChildren', { repo: did, parent, limit: '100' })).body.nodes;
+const textsUnder = async (parent) => (await children(parent)).map((n) => n.text);
+const nodeByText = async (text, parent) => (await children(parent)).find((n) => n.text === text);
+
+// An outline to start from: three top-level bullets, two under the first,
+// and an import holding formatting and hostile markup.
+const one = await post('createNode', { text: 'one' });
+const two = await post('createNode', { text: 'two' });
+await post('createNode', { text: 'three' });
+await post('createNode', { parentRkey: one.rkey, text: 'one.a' });
+await post('createNode', { parentRkey: one.rkey, text: 'one.b' });
+const hostile = await post('importOutline', { format: 'opml', content: `<?xml version="1.0"?>
+<opml version="2.0"><head><title>t</title></head><body>
+<outline text="&lt;b&gt;bold&lt;/b&gt; and &lt;a href=&quot;https://example.com/x&quot;&gt;a link&lt;/a&gt; and &lt;a href=&quot;javascript:alert(1)&quot;&gt;no link&lt;/a&gt; &lt;img src=x onerror=alert(1)&gt;"/>
+</body></opml>` });
+await waitFor('the seed import', async () => (await api('getImportJob', { id: hostile.jobId })).body.state === 'done', 20000);
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+const problems = [];
+async function newPage(context) {
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    else if (process.env.WEB_E2E_LOG) console.log(`page: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('dialog', (d) => { problems.push(`a dialog opened: ${d.message()}`); d.dismiss(); });
+  await page.setViewport({ width: 1280, height: 900 });
+  return page;
+}
+const context = browser.defaultBrowserContext();
+const page = await newPage(context);
+const shown = (p) => p.$$eval('#outline > li.node > .row > .text', (els) => els.map((e) => e.textContent));
+const textHandle = (p, text) => p.evaluateHandle((t) => [...document.querySelectorAll('.text')].find((e) => e.textContent === t), text);
+async function focusEnd(p, text) {
+  const el = await textHandle(p, text);
+  await el.click();
+  await p.keyboard.press('End');
+}
+
+try {
+  await runner.test('an outline opens read-only by DID and by handle, a page at a time', async () => {
+    await page.goto(`${base}/#/${did}`);
+    await page.waitForSelector('#outline .text');
+    const top = await textsUnder(undefined);
+    await waitFor('the top level', async () => JSON.stringify(await shown(page)) === JSON.stringify(top), 10000);
+    assertEqual(await page.$eval('#outline .text', (e) => e.contentEditable), 'false', 'read-only without signing in');
+    const headers = (await fetch(`${base}/`)).headers;
+    assert(/script-src 'self'/.test(headers.get('content-security-policy')), 'a CSP without inline script');
+    await page.goto(`${base}/#/${handle}`);
+    await waitFor('the outline by handle', async () => JSON.stringify(await shown(page)) === JSON.stringify(top), 10000);
+  });
+
+  await runner.test('hostile records are shown as text; only http(s) links are made', async () => {
+    // The import's root holds the record: open it.
+    const root = await page.evaluateHandle(() => [...document.querySelectorAll('#outline > li.node')].at(-1));
+    await (await root.$('.toggle')).click();
+    await page.waitForSelector('#outline .f-bold');
+    const links = await page.$$eval('#outline a.f-link', (els) => els.map((a) => a.href));
+    assertEqual(links, ['https://example.com/x'], 'one link, the https one');
+    assertEqual(await page.$$eval('#outline img', (els) => els.length), 0, 'no element from record text');
+    assert(await page.$eval('#outline .f-bold', (e) => e.textContent === 'bold'), 'bold rendered');
+  });
+
+  await runner.test('signing in makes it editable: edit, Enter, Tab, Shift-Tab, Alt-Down, Ctrl-Enter, Backspace', async () => {
+    await page.type('#token-input', token);
+    await page.click('#signin-button');
+    await waitFor('editable', async () => (await page.$eval('#outline .text', (e) => e.contentEditable)) === 'true', 10000);
+    await focusEnd(page, 'two');
+    await page.keyboard.type(' edited');
+    await waitFor('the edit saved', async () => (await api('getNode', { repo: did, rkey: two.rkey })).body.text === 'two edited', 10000);
+
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('new');
+    await waitFor('a new sibling below', async () => {
+      const top = await textsUnder(undefined);
+      return top.indexOf('new') === top.indexOf('two edited') + 1;
+    }, 10000);
+    const created = await nodeByText('new', undefined);
+
+    await page.keyboard.press('Tab');
+    await waitFor('indented under two', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.parent === two.rkey, 10000);
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    await waitFor('outdented after two', async () => {
+      const node = (await api('getNode', { repo: did, rkey: created.rkey })).body;
+      const top = await textsUnder(undefined);
+      return !('parent' in node) && top.indexOf('new') === top.indexOf('two edited') + 1;
+    }, 10000);
+
+    await page.keyboard.down('Alt');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.up('Alt');
+    await waitFor('moved below three', async () => {
+      const top = await textsUnder(undefined);
+      return top.indexOf('new') === top.indexOf('three') + 1;
+    }, 10000);
+    await page.keyboard.down('Alt');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.up('Alt');
+    await waitFor('moved back above three', async () => {
+      const top = await textsUnder(undefined);
+      return top.indexOf('new') === top.indexOf('three') - 1;
+    }, 10000);
+
+    await page.keyboard.down('Control');
+    await page.keyboard.press('Enter');
+    await page.keyboard.up('Control');
+    await waitFor('completed', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.completed === true, 10000);
+
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Backspace');
+    await waitFor('emptied', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.text === '', 10000);
+    await page.keyboard.press('Backspace');
+    await waitFor('deleted', async () => (await api('getNode', { repo: did, rkey: created.rkey })).status === 404, 10000);
+  });
+
+  await runner.test('collapse, expand and zoom with breadcrumbs', async () => {
+    // Elements are read afresh each time: a refresh may rebuild the group.
+    const under = () => page.evaluate(() => [...document.querySelectorAll('#outline > li.node')]
+      .find((li) => li.querySelector(':scope > .row > .text').textContent === 'one')
+      .querySelectorAll(':scope > .children .text').length);
+    const press = (part) => page.evaluate((p) => [...document.querySelectorAll('#outline > li.node')]
+      .find((li) => li.querySelector(':scope > .row > .text').textContent === 'one')
+      .querySelector(`:scope > .row > .${p}`).click(), part);
+    await press('toggle');
+    await waitFor('expanded', async () => (await under()) === 2, 10000);
+    await press('toggle');
+    await waitFor('collapsed', async () => (await under()) === 0, 10000);
+    await press('bullet');
+    await waitFor('zoomed', async () => (await shown(page)).join() === 'one.a,one.b', 10000);
+    assertEqual(await page.$eval('#zoom-title', (e) => e.textContent), 'one', 'the zoomed title');
+    assert((await page.$eval('#breadcrumbs', (e) => e.textContent)).startsWith('Top'), 'breadcrumbs');
+    await page.screenshot({ path: path.join(shots, 'outline-zoomed-1280.png') });
+    await page.click('#breadcrumbs a');
+    await waitFor('back at the top', async () => (await shown(page))[0] === 'one', 10000);
+  });
+
+  await runner.test('an import shows its progress to 100% and lands in the outline', async () => {
+    const file = path.join(workdir, 'notes.txt');
+    fs.writeFileSync(file, Array.from({ length: 40 }, (_, i) => `- imported ${i}\n  - under ${i}`).join('\n'));
+    const before = (await children(undefined)).length;
+    const input = await page.$('#import-file');
+    await input.uploadFile(file);
+    await waitFor('the progress bar at 100%', async () => (await page.$eval('#import-progress', (e) => e.value)) === 100, 30000);
+    const top = await children(undefined);
+    assertEqual(top.length, before + 1, 'one import root at the top');
+    assertEqual((await children(top.at(-1).rkey)).length, 40, 'the imported bullets under it');
+    await waitFor('the import root in the page', async () => (await shown(page)).length === before + 1, 10000);
+  });
+
+  await runner.test('a second browser context sees the first one\'s edits within seconds', async () => {
+    const other = await browser.createBrowserContext();
+    const second = await newPage(other);
+    await second.goto(`${base}/#/${did}`);
+    await waitFor('the second context', async () => (await shown(second)).includes('two edited'), 10000);
+    await focusEnd(page, 'three');
+    await page.keyboard.type(' (changed)');
+    await waitFor('the change in the second context', async () => (await shown(second)).includes('three (changed)'), 15000);
+    // And a structural change: a new bullet at the top level.
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('from the first');
+    await waitFor('the new bullet in the second context', async () => (await shown(second)).includes('from the first'), 15000);
+    await second.screenshot({ path: path.join(shots, 'outline-1280.png') });
+    await second.setViewport({ width: 320, height: 720 });
+    await second.reload();
+    await waitFor('the narrow page', async () => (await shown(second)).length > 0, 10000);
+    const width = await second.evaluate(() => document.documentElement.scrollWidth);
+    assert(width <= 320, `no horizontal scrolling at 320 px (${width})`);
+    await second.screenshot({ path: path.join(shots, 'outline-320.png') });
+    await other.close();
+  });
+
+  await runner.test('a failed save is shown, not lost', async () => {
+    // The token stops being valid: the page says the edit was not saved.
+    await page.evaluate(() => { sessionStorage.setItem('bulleted.token', 'not-a-token'); });
+    await page.reload();
+    await page.waitForSelector('#outline .text[contenteditable="true"]');
+    await focusEnd(page, 'one');
+    await page.keyboard.type('!');
+    await waitFor('the failure shown', async () => (await page.$eval('#status', (e) => e.textContent)).startsWith('Not saved'), 10000);
+    assert(await page.$eval('#status', (e) => e.classList.contains('error')), 'shown as an error');
+    assertEqual((await api('getNode', { repo: did, rkey: one.rkey })).body.text, 'one', 'nothing written');
+    const problemsBefore = problems.filter((p) => !/401|Unauthorized/.test(p));
+    assertEqual(problemsBefore, [], 'no console errors but the refused save');
+  });
+} finally {
+  if (runner.failed > 0) {
+    console.log('page status:', await page.$eval('#status', (e) => e.textContent).catch(() => '?'));
+    console.log('problems:', problems);
+  }
+  await browser.close().catch(() => {});
+  await stopProcess(server);
+  await stopProcess(pds);
+}
+process.exit(runner.finish());
