@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/key_directory.hpp"
+#include "bench/scratch_index.hpp"
 #include "firehose/ingestor.hpp"
 #include "firehose/records.hpp"
 #include "schema/store.hpp"
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argc > 2 ? argv[2] : "/tmp/bulleted-backfill-bench.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bench::remove_index(path);
   auto store = schema::Store::open(path);
   if (!store) return 1;
   firehose::FirehoseMetrics metrics;
@@ -99,6 +100,6 @@ int main(int argc, char** argv) {
                     .c_str());
   }
   store->reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bench::remove_index(path);
   return 0;
 }

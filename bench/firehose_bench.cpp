@@ -14,6 +14,7 @@
 
 #include "bench/frame_stream.hpp"
 #include "bench/key_directory.hpp"
+#include "bench/scratch_index.hpp"
 #include "firehose/bounded_queue.hpp"
 #include "firehose/ingestor.hpp"
 #include "firehose/records.hpp"
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   // on one thread (the socket's, in the server), applied in batches on
   // another through a queue of 1,000 frames.
   const std::string path = argc > 2 ? argv[2] : "/tmp/bulleted-firehose-bench.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bench::remove_index(path);
   auto store = schema::Store::open(path);
   if (!store) return 1;
   firehose::FirehoseMetrics metrics;
@@ -126,6 +127,6 @@ int main(int argc, char** argv) {
           .dump()
           .c_str());
   store->reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bench::remove_index(path);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scratch_index.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/tid.hpp"
 #include "schema/store.hpp"
@@ -54,7 +55,7 @@ double percentile(std::vector<double> values, double p) {
 
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "/tmp/bulleted-store-bench.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bulleted::bench::remove_index(path);
   auto store = Store::open(path);
   if (!store) {
     std::fprintf(stderr, "open: %s\n", store.error().message.c_str());
@@ -135,6 +136,6 @@ int main(int argc, char** argv) {
                             .c_str());
   }
   store->reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  bulleted::bench::remove_index(path);
   return 0;
 }
