@@ -116,7 +116,8 @@ namespace {
 // inline, nothing from elsewhere) and calls only this origin.
 std::optional<HttpResponse> web_page(const HttpRequest& request) {
   if (request.method != "GET" && request.method != "HEAD") return std::nullopt;
-  const std::string_view path = request.path == "/" ? "/index.html" : request.path;
+  std::string_view path = request.path;
+  if (path == "/") path = "/index.html";
   for (const auto& asset : web_assets()) {
     if (asset.path != path) continue;
     HttpResponse response{200, std::string(asset.content_type), std::string(asset.bytes), {}, {}};

@@ -114,8 +114,15 @@ try {
     expectError({ status: post.status, json: await post.json() }, 405, 'InvalidRequest');
     const unknown = await fetch(`${base()}/xrpc/app.bulleted.getTree`);
     expectError({ status: unknown.status, json: await unknown.json() }, 501, 'MethodNotImplemented');
-    const elsewhere = await fetch(`${base()}/index.html`);
+    const elsewhere = await fetch(`${base()}/no-such-page.html`);
     expectError({ status: elsewhere.status, json: await elsewhere.json() }, 404, 'NotFound');
+    // The web outliner's page is at / (and /index.html), HTML with its policy.
+    for (const page of ['/', '/index.html']) {
+      const res = await fetch(`${base()}${page}`);
+      assertEqual([res.status, res.headers.get('content-type')], [200, 'text/html; charset=utf-8'], `${page} is the page`);
+      assert((await res.text()).includes('<script type="module" src="/app.js">'), `${page}: the page's module`);
+      assert(/script-src 'self'/.test(res.headers.get('content-security-policy')), `${page}: no inline script`);
+    }
     // A body over the limit is refused from its Content-Length without being
     // buffered: the client streams 3 MB and gets 413 (usually before it is
     // done, after which the server closes the connection).
