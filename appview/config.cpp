@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "appview/http/client_address.hpp"
+#include "schema/syntax.hpp"
 
 namespace bulleted::appview {
 
@@ -208,6 +209,20 @@ const std::vector<Setting>& settings() {
       {"firehose.backfillOnStart", "BULLETED_BACKFILL_ON_START", "",
        boolean(&Config::backfill_on_start)},
       {"firehose.backfillBlocksReadiness", "", "", boolean(&Config::backfill_blocks_readiness)},
+      {"service.publicUrl", "BULLETED_PUBLIC_URL", "public-url",
+       optional_url(&Config::public_url, {"http", "https"})},
+      {"service.did", "BULLETED_SERVICE_DID", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_null() || value == "") {
+           config.service_did = std::nullopt;
+           return std::nullopt;
+         }
+         if (!value.is_string() || !schema::Did::parse(value.get<std::string>())) {
+           return "must be a DID";
+         }
+         config.service_did = value.get<std::string>();
+         return std::nullopt;
+       }},
       {"identity.plcUrl", "BULLETED_PLC", "plc", text(&Config::plc_url)},
       {"identity.handleResolver", "BULLETED_HANDLE_RESOLVER", "handle-resolver",
        optional_url(&Config::handle_resolver, {"http", "https"})},
@@ -325,6 +340,28 @@ Result<Config> load_config(const std::optional<std::string>& config_file, const 
   if (config.firehose_reconnect_max_ms < config.firehose_reconnect_min_ms) {
     return std::unexpected(bad("firehose.reconnectMaxMs is below firehose.reconnectMinMs"));
   }
+  if (config.public_url) {
+    // An origin: scheme://host[:port], nothing after it.
+    std::string& url = *config.public_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    const std::size_t host_start = url.find("://") + 3;
+    if (url.find('/', host_start) != std::string::npos || host_start >= url.size()) {
+      return std::unexpected(bad("service.publicUrl must be an origin (scheme://host[:port])"));
+    }
+    if (!config.service_did) {
+      // did:web names a host only: its document is at https://<host>/.well-known/did.json.
+      std::string host = url.substr(host_start);
+      if (const std::size_t colon = host.rfind(':');
+          colon != std::string::npos && host.find(']') == std::string::npos) {
+        host.resize(colon);
+      }
+      if (!schema::Did::parse("did:web:" + host)) {
+        return std::unexpected(
+            bad("service.did cannot be derived from service.publicUrl's host; set it"));
+      }
+      config.service_did = "did:web:" + host;
+    }
+  }
   return config;
 }
 
@@ -342,6 +379,7 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"shutdownGraceSeconds", c.shutdown_grace_seconds},
         {"trustedProxies", c.trusted_proxies}}},
       {"cors", {{"allowedOrigins", c.cors_origins}}},
+      {"service", {{"publicUrl", optional(c.public_url)}, {"did", optional(c.service_did)}}},
       {"database", {{"path", c.db_path}, {"busyTimeoutMs", c.busy_timeout_ms}}},
       {"mode", to_string(c.mode)},
       {"firehose",

@@ -41,6 +41,10 @@ struct Config {
   int firehose_reconnect_max_ms = 60'000;
   int firehose_idle_timeout_seconds = 120;
   int firehose_ready_max_lag_seconds = 60;
+  // the app view's own identity: where the network reaches it, and its DID
+  // (default did:web:<host of public_url>), served at /.well-known/did.json
+  std::optional<std::string> public_url;
+  std::optional<std::string> service_did;
   // the XRPC service getRepo is fetched from for resyncs and backfill
   std::optional<std::string> repo_service_url;
   int fetch_timeout_seconds = 60;

@@ -133,6 +133,22 @@ std::optional<HttpResponse> web_page(const HttpRequest& request) {
   return std::nullopt;
 }
 
+// The app view's own DID document (did:web), naming the service frontends
+// and PDSes proxy to: #bulleted_appview at service.publicUrl.
+HttpResponse did_document(const Config& config) {
+  if (!config.public_url || !config.service_did || !config.service_did->starts_with("did:web:")) {
+    return error_response(Error{ErrorCode::kNotFound,
+                                "no DID document here: service.publicUrl is not set, or "
+                                "service.did is not a did:web"});
+  }
+  return json_response({{"@context", {"https://www.w3.org/ns/did/v1"}},
+                        {"id", *config.service_did},
+                        {"service",
+                         {{{"id", "#bulleted_appview"},
+                           {"type", "BulletedAppView"},
+                           {"serviceEndpoint", *config.public_url}}}}});
+}
+
 bool operators_path(std::string_view path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/xrpc/_health";
 }
@@ -285,6 +301,9 @@ HttpResponse Api::handle(const HttpRequest& request) {
         query = method->kind == MethodKind::kQuery;
         response = call_method(*this, *method, request);
       }
+    } else if (request.path == "/.well-known/did.json") {
+      label = "_did";
+      response = did_document(context_.config);
     } else if (auto page = web_page(request)) {
       label = "_web";
       response = std::move(*page);

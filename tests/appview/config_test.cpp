@@ -53,6 +53,23 @@ TEST_F(ConfigTest, TheDocumentedExampleLoadsAndCoversEveryKey) {
   }
 }
 
+TEST_F(ConfigTest, TheServiceDidComesFromThePublicUrlsHostUnlessSet) {
+  auto derived = load_config(args_of({"--public-url", "https://appview.example.com:8443/"}));
+  ASSERT_TRUE(derived.has_value()) << derived.error().message;
+  EXPECT_EQ(derived->public_url, "https://appview.example.com:8443");
+  EXPECT_EQ(derived->service_did, "did:web:appview.example.com");
+  const std::string file = write(
+      R"({"service": {"publicUrl": "https://a.example", "did": "did:plc:ewvi7nxzyoun6zhxrhs64oiz"}})");
+  auto given = load_config(args_of({"--config", file}));
+  ASSERT_TRUE(given.has_value()) << given.error().message;
+  EXPECT_EQ(given->service_did, "did:plc:ewvi7nxzyoun6zhxrhs64oiz");
+  EXPECT_FALSE(load_config(args_of({}))->service_did.has_value());
+  EXPECT_FALSE(load_config(args_of({"--public-url", "https://a.example/path"})).has_value());
+  EXPECT_FALSE(load_config(args_of({"--public-url", "ftp://a.example"})).has_value());
+  const std::string bad = write(R"({"service": {"did": "not a did"}})");
+  EXPECT_FALSE(load_config(args_of({"--config", bad})).has_value());
+}
+
 TEST_F(ConfigTest, EnvironmentOverridesTheFileAndFlagsOverrideBoth) {
   const std::string file =
       write(R"({"server": {"port": 3000}, "database": {"path": "from-file.db"}})");

@@ -220,10 +220,13 @@ try {
       headers: { Origin: 'https://outliner.example', 'content-type': 'application/json' }, body: '{}' });
     assertEqual(refused.status, 401, 'no token');
     assertEqual(refused.headers.get('access-control-allow-origin'), '*', 'the 401 is readable');
+    // Without service.publicUrl there is no DID document.
+    assertEqual((await fetch(`${server.base}/.well-known/did.json`)).status, 404, 'no DID document');
   });
 
   await runner.test('CORS with a configured origin list answers those origins alone', async () => {
-    const listed = await serve({ BULLETED_CORS_ORIGINS: 'https://outliner.example, https://other.example' });
+    const listed = await serve({ BULLETED_CORS_ORIGINS: 'https://outliner.example, https://other.example',
+      BULLETED_PUBLIC_URL: 'https://appview.example' });
     try {
       const ask = (origin) => fetch(`${listed.base}/xrpc/app.bulleted.getChildren?repo=${alice}`, { headers: { Origin: origin } });
       const allowed = await ask('https://outliner.example');
@@ -234,6 +237,11 @@ try {
         headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
       assertEqual(preflight.status, 204, 'still answered');
       assertEqual(preflight.headers.get('access-control-allow-methods'), null, 'but allows nothing');
+      // With a public URL, the app view's DID document names its service.
+      const doc = await (await fetch(`${listed.base}/.well-known/did.json`)).json();
+      assertEqual(doc.id, 'did:web:appview.example', 'the derived did:web');
+      assertEqual(doc.service.map((s) => [s.id, s.type, s.serviceEndpoint]),
+        [['#bulleted_appview', 'BulletedAppView', 'https://appview.example']], 'the service entry');
     } finally {
       await stopProcess(listed.child);
     }
