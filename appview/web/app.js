@@ -172,9 +172,10 @@ async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
   const active = document.activeElement;
   const typing = active?.classList?.contains('text') && ul.contains(active)
     ? { rkey: active.dataset.rkey, text: active.textContent } : null;
-  // The focused bullet's element is kept (moved around, never out of the
-  // page), so that nothing typed meanwhile goes astray.
-  const kept = typing && [...ul.children].find((c) => c.dataset?.rkey === typing.rkey && c.contains(active));
+  // The element holding the focused bullet (the bullet itself or the one it
+  // is nested in) is kept, moved around but never out of the page, so that
+  // nothing typed meanwhile goes astray.
+  const kept = typing && [...ul.children].find((c) => c.matches('li.node') && c.contains(active));
   const elements = nodes.map((n) => {
     if (kept && n.rkey === kept.dataset.rkey) {
       updateElement(kept, n);

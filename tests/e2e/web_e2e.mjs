@@ -82,6 +82,10 @@ const context = browser.defaultBrowserContext();
 const page = await newPage(context);
 const shown = (p) => p.$$eval('#outline > li.node > .row > .text', (els) => els.map((e) => e.textContent));
 const textHandle = (p, text) => p.evaluateHandle((t) => [...document.querySelectorAll('.text')].find((e) => e.textContent === t), text);
+// The page has the caret in the bullet showing `text` (after an edit's
+// refresh), as a user would see before pressing the next key.
+const focusedOn = (p, text) => waitFor(`the caret in "${text}"`, () => p.evaluate((t) =>
+  document.activeElement?.classList.contains('text') && document.activeElement.textContent === t, text), 10000);
 async function focusEnd(p, text) {
   const el = await textHandle(p, text);
   await el.click();
@@ -130,6 +134,7 @@ try {
 
     await page.keyboard.press('Tab');
     await waitFor('indented under two', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.parent === two.rkey, 10000);
+    await focusedOn(page, 'new');
     await page.keyboard.down('Shift');
     await page.keyboard.press('Tab');
     await page.keyboard.up('Shift');
@@ -139,6 +144,7 @@ try {
       return !('parent' in node) && top.indexOf('new') === top.indexOf('two edited') + 1;
     }, 10000);
 
+    await focusedOn(page, 'new');
     await page.keyboard.down('Alt');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.up('Alt');
@@ -146,6 +152,7 @@ try {
       const top = await textsUnder(undefined);
       return top.indexOf('new') === top.indexOf('three') + 1;
     }, 10000);
+    await focusedOn(page, 'new');
     await page.keyboard.down('Alt');
     await page.keyboard.press('ArrowUp');
     await page.keyboard.up('Alt');
@@ -154,11 +161,13 @@ try {
       return top.indexOf('new') === top.indexOf('three') - 1;
     }, 10000);
 
+    await focusedOn(page, 'new');
     await page.keyboard.down('Control');
     await page.keyboard.press('Enter');
     await page.keyboard.up('Control');
     await waitFor('completed', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.completed === true, 10000);
 
+    await focusedOn(page, 'new');
     for (let i = 0; i < 3; i++) await page.keyboard.press('Backspace');
     await waitFor('emptied', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.text === '', 10000);
     await page.keyboard.press('Backspace');
