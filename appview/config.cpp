@@ -253,6 +253,30 @@ const std::vector<Setting>& settings() {
          config.session_key = value.get<std::string>();
          return std::nullopt;
        }},
+      {"auth.localServiceAuth", "BULLETED_LOCAL_SERVICE_AUTH", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value == "off" || value == "") {
+           config.local_service_auth.clear();
+           return std::nullopt;
+         }
+         if (value == "any") {
+           config.local_service_auth = {"any"};
+           return std::nullopt;
+         }
+         const auto dids =
+             string_list(&Config::local_service_auth, "DIDs",
+                         [](const std::vector<std::string>& entries) -> std::optional<std::string> {
+                           for (const auto& entry : entries) {
+                             if (!schema::Did::parse(entry))
+                               return "\"" + entry + "\" is not a DID";
+                           }
+                           return std::nullopt;
+                         });
+         if (auto problem = dids(config, value)) return "must be off, any or DIDs: " + *problem;
+         return std::nullopt;
+       }},
+      {"auth.allowPasswordSessions", "BULLETED_ALLOW_PASSWORD_SESSIONS", "",
+       boolean(&Config::allow_password_sessions)},
   };
   return kSettings;
 }
@@ -365,6 +389,13 @@ Result<Config> load_config(const std::optional<std::string>& config_file, const 
   return config;
 }
 
+bool local_service_auth_allows(const Config& config, const std::string& did) {
+  for (const auto& entry : config.local_service_auth) {
+    if (entry == "any" || entry == did) return true;
+  }
+  return false;
+}
+
 nlohmann::json to_json(const Config& c, bool redact) {
   auto optional = [](const std::optional<std::string>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
@@ -414,7 +445,14 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"signInPerAccountPerMinute", c.sign_in_per_account_per_minute},
         {"maxConcurrentExports", c.max_concurrent_exports}}},
       {"log", {{"level", c.log_level}, {"format", c.log_format}}},
-      {"auth", {{"sessionKey", session_key}}},
+      {"auth",
+       {{"sessionKey", session_key},
+        {"localServiceAuth", c.local_service_auth.empty()
+                                 ? nlohmann::json("off")
+                                 : (c.local_service_auth == std::vector<std::string>{"any"}
+                                        ? nlohmann::json("any")
+                                        : nlohmann::json(c.local_service_auth))},
+        {"allowPasswordSessions", c.allow_password_sessions}}},
   };
 }
 

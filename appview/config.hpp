@@ -78,7 +78,16 @@ struct Config {
   std::string log_format = "text";
   // auth: key that encrypts PDS sessions at rest (pds mode); a secret
   std::optional<std::string> session_key;
+  // Service-auth writes in local mode: "off" (empty, the default), "any", or
+  // the DIDs allowed, so that the network cannot fill a local instance.
+  std::vector<std::string> local_service_auth;
+  // app.bulleted.createSession with an app password (pds mode; bots, CLI)
+  bool allow_password_sessions = false;
 };
+
+// Whether a caller proven by service auth may write `did`'s repo in local
+// mode (auth.localServiceAuth).
+bool local_service_auth_allows(const Config& config, const std::string& did);
 
 // The value of `--NAME` when the command line gives it.
 using FlagLookup = std::function<std::optional<std::string>(const std::string& name)>;

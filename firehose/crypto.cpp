@@ -118,12 +118,16 @@ std::string p256_compressed_of(const BIGNUM* secret) {
 }
 
 SignatureCheck verify_p256(const PublicKey::Impl& key, std::string_view digest,
-                           std::string_view signature) {
+                           std::string_view signature, SignaturePolicy policy) {
   const auto* sig = reinterpret_cast<const unsigned char*>(signature.data());
   if (all_zero(sig) || all_zero(sig + 32) || std::memcmp(sig, kP256Order.data(), 32) >= 0) {
     return SignatureCheck::kMalformed;
   }
-  if (std::memcmp(sig + 32, kP256HalfOrder.data(), 32) > 0) return SignatureCheck::kHighS;
+  if (std::memcmp(sig + 32, kP256Order.data(), 32) >= 0) return SignatureCheck::kMalformed;
+  // OpenSSL accepts either twin; the policy decides.
+  if (policy == SignaturePolicy::kLowS && std::memcmp(sig + 32, kP256HalfOrder.data(), 32) > 0) {
+    return SignatureCheck::kHighS;
+  }
   Bn r(BN_bin2bn(sig, 32, nullptr));
   Bn s(BN_bin2bn(sig + 32, 32, nullptr));
   if (!r || !s) return SignatureCheck::kMalformed;
@@ -146,17 +150,22 @@ SignatureCheck verify_p256(const PublicKey::Impl& key, std::string_view digest,
 }
 
 SignatureCheck verify_secp256k1(const PublicKey::Impl& key, std::string_view digest,
-                                std::string_view signature) {
+                                std::string_view signature, SignaturePolicy policy) {
   const auto* sig = reinterpret_cast<const unsigned char*>(signature.data());
   if (all_zero(sig) || all_zero(sig + 32)) return SignatureCheck::kMalformed;
   secp256k1_ecdsa_signature parsed;
   if (secp256k1_ecdsa_signature_parse_compact(secp_context(), &parsed, sig) != 1) {
     return SignatureCheck::kMalformed;
   }
-  // normalize() reports whether the signature was high-S; the protocol
-  // refuses those rather than accepting their low-S twin.
-  if (secp256k1_ecdsa_signature_normalize(secp_context(), nullptr, &parsed) == 1) {
-    return SignatureCheck::kHighS;
+  // normalize() reports whether the signature was high-S; commits refuse
+  // those rather than accepting their low-S twin, JWTs verify the twin
+  // (libsecp256k1 verifies low-S only).
+  if (policy == SignaturePolicy::kLowS) {
+    if (secp256k1_ecdsa_signature_normalize(secp_context(), nullptr, &parsed) == 1) {
+      return SignatureCheck::kHighS;
+    }
+  } else {
+    secp256k1_ecdsa_signature_normalize(secp_context(), &parsed, &parsed);
   }
   return secp256k1_ecdsa_verify(secp_context(), &parsed,
                                 reinterpret_cast<const unsigned char*>(digest.data()),
@@ -319,15 +328,16 @@ std::string_view signature_check_name(SignatureCheck check) {
 }
 
 SignatureCheck verify_digest(const PublicKey& key, std::string_view digest,
-                             std::string_view signature) {
+                             std::string_view signature, SignaturePolicy policy) {
   if (signature.size() != 64 || digest.size() != 32) return SignatureCheck::kMalformed;
-  return key.curve() == KeyCurve::kSecp256k1 ? verify_secp256k1(key.impl(), digest, signature)
-                                             : verify_p256(key.impl(), digest, signature);
+  return key.curve() == KeyCurve::kSecp256k1
+             ? verify_secp256k1(key.impl(), digest, signature, policy)
+             : verify_p256(key.impl(), digest, signature, policy);
 }
 
 SignatureCheck verify_signature(const PublicKey& key, std::string_view message,
-                                std::string_view signature) {
-  return verify_digest(key, sha256(message), signature);
+                                std::string_view signature, SignaturePolicy policy) {
+  return verify_digest(key, sha256(message), signature, policy);
 }
 
 Result<PrivateKey> PrivateKey::from_bytes(KeyCurve curve, std::string_view secret) {

@@ -59,12 +59,19 @@ enum class SignatureCheck {
 
 std::string_view signature_check_name(SignatureCheck check);
 
+// Which signatures of a valid (r, s) pair count. Commits and records are
+// low-S only (kLowS); JWTs accept the high-S twin as well (kAnyS), as the
+// protocol's reference verifiers do for tokens.
+enum class SignaturePolicy { kLowS, kAnyS };
+
 // Verifies `signature` over sha256(message).
 SignatureCheck verify_signature(const PublicKey& key, std::string_view message,
-                                std::string_view signature);
+                                std::string_view signature,
+                                SignaturePolicy policy = SignaturePolicy::kLowS);
 // The same over a digest already taken (32 bytes).
 SignatureCheck verify_digest(const PublicKey& key, std::string_view digest,
-                             std::string_view signature);
+                             std::string_view signature,
+                             SignaturePolicy policy = SignaturePolicy::kLowS);
 
 // A private key, for the frame generator and tests that forge commits.
 class PrivateKey {

@@ -83,6 +83,9 @@ class RepoKeys {
   // of a cached answer; a source may answer from its cache anyway when it
   // refreshed that DID moments ago (so forged frames cannot hammer it).
   virtual Result<PublicKey> key(const std::string& did, bool fresh) = 0;
+  // The key when it is known without reading anything, else nullopt: for
+  // callers that must not wait on the network.
+  virtual std::optional<PublicKey> cached_key(const std::string& /*did*/) { return std::nullopt; }
   // The DID's document changed (#identity): the next key() reads it anew.
   virtual void forget(const std::string& did) = 0;
 };

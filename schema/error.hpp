@@ -51,6 +51,9 @@ struct Error {
   std::string message;
   // kRateLimited: seconds until the caller may try again (Retry-After).
   int retry_after_seconds = 0;
+  // kAuthRequired: a token was presented and refused (the challenge says
+  // invalid_token), rather than none given.
+  bool invalid_token = false;
 };
 
 template <class T>

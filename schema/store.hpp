@@ -252,6 +252,9 @@ class SessionTable {
   explicit SessionTable(Database& db) : db_(db) {}
   Result<void> put(const SessionRow& session);
   Result<std::optional<SessionRow>> find(std::string_view digest);
+  // The session of `did` refreshed last, if any (a caller proven by
+  // service auth writes through it).
+  Result<std::optional<SessionRow>> latest_of(std::string_view did);
   Result<void> update_tokens(std::string_view digest, std::string_view access_sealed,
                              std::string_view refresh_sealed);
   // True when there was such a session.

@@ -244,6 +244,20 @@ Result<std::optional<SessionRow>> SessionTable::find(std::string_view digest) {
   }
 }
 
+Result<std::optional<SessionRow>> SessionTable::latest_of(std::string_view did) {
+  auto stmt = db_.prepare(
+      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed FROM sessions "
+      "WHERE did = ?1 ORDER BY refreshed_at DESC LIMIT 1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<SessionRow>();
+  const Statement& s = **stmt;
+  return std::optional<SessionRow>(
+      SessionRow{s.text(0), s.text(1), s.optional_text(2), s.text(3), s.text(4), s.text(5)});
+}
+
 Result<void> SessionTable::update_tokens(std::string_view digest, std::string_view access_sealed,
                                          std::string_view refresh_sealed) {
   auto stmt = db_.prepare(

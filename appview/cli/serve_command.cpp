@@ -148,6 +148,14 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
       firehose::make_http_xrpc_client(std::chrono::seconds(10), 64 * 1024),
       identity_options(*config));
   context.identity = &handles;
+  // Service auth: JWTs for this app view's DID, keys from the same resolver.
+  std::unique_ptr<appview::ServiceAuth> service_auth;
+  if (config->service_did) {
+    service_auth = std::make_unique<appview::ServiceAuth>(
+        appview::ServiceAuthOptions{.service_did = *config->service_did}, handles);
+    context.service_auth = service_auth.get();
+    spdlog::info("service auth: accepting JWTs for {}", *config->service_did);
+  }
   if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
       faults != nullptr && std::string(faults) == "1") {
     spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");

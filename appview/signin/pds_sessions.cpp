@@ -100,16 +100,30 @@ Result<PdsSession> PdsSessions::find_by_digest(schema::Store& store, const std::
   auto row = store.sessions().find(digest);
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(ErrorCode::kAuthRequired, "the token is not valid; sign in again");
-  auto access = box_.open((*row)->access_sealed);
-  auto refresh = box_.open((*row)->refresh_sealed);
+  return opened(**row);
+}
+
+Result<PdsSession> PdsSessions::find_for_did(schema::Store& store, const std::string& did) {
+  auto row = store.sessions().latest_of(did);
+  if (!row) return std::unexpected(row.error());
+  if (!*row) {
+    return fail(ErrorCode::kAuthRequired,
+                "the app view holds no session of " + did +
+                    " to write to its PDS with; sign in to the app view first");
+  }
+  return opened(**row);
+}
+
+Result<PdsSession> PdsSessions::opened(const schema::SessionRow& row) const {
+  auto access = box_.open(row.access_sealed);
+  auto refresh = box_.open(row.refresh_sealed);
   if (!access || !refresh) {
     // Sealed with another key (the key was rotated): the session is gone.
-    spdlog::warn("session: a stored session of {} does not open with the configured key",
-                 (*row)->did);
+    spdlog::warn("session: a stored session of {} does not open with the configured key", row.did);
     return fail(ErrorCode::kAuthRequired, "the session is no longer valid; sign in again");
   }
-  return PdsSession{digest,          (*row)->did,        (*row)->handle,
-                    (*row)->pds_url, std::move(*access), std::move(*refresh)};
+  return PdsSession{row.digest,         row.did, row.handle, row.pds_url, std::move(*access),
+                    std::move(*refresh)};
 }
 
 Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session) {

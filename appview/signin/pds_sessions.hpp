@@ -47,6 +47,9 @@ class PdsSessions {
   Result<PdsSession> find(schema::Store& store, std::string_view token);
   // The same by the token's digest (jobs keep the digest, never the token).
   Result<PdsSession> find_by_digest(schema::Store& store, const std::string& digest);
+  // The session of a DID refreshed last (a caller proven by service auth);
+  // kAuthRequired when the app view holds none.
+  Result<PdsSession> find_for_did(schema::Store& store, const std::string& did);
   // Ends the session here and (best effort) on the PDS.
   Result<void> remove(schema::Store& store, const PdsSession& session);
 
@@ -62,6 +65,7 @@ class PdsSessions {
 
  private:
   Result<void> refresh(schema::Store& store, PdsSession& session);
+  Result<PdsSession> opened(const schema::SessionRow& row) const;
 
   std::shared_ptr<firehose::XrpcClient> client_;
   identity::IdentityResolver& identity_;

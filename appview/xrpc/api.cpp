@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 
+#include "appview/signin/jwt.hpp"
 #include "appview/web/web_assets.hpp"
 #include "appview/xrpc/api_methods.hpp"
 #include "appview/xrpc/xrpc.hpp"
@@ -39,16 +40,39 @@ Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
   return std::optional<std::string>((*session)->did);
 }
 
-Result<std::string> Api::authorize(const HttpRequest& request, const std::string& repo) {
+namespace {
+
+Error invalid_token(std::string message) {
+  Error error{ErrorCode::kAuthRequired, std::move(message)};
+  error.invalid_token = true;
+  return error;
+}
+
+Error service_auth_off() {
+  return invalid_token(
+      "service auth is off: this app view has no DID (set service.publicUrl or service.did)");
+}
+
+}  // namespace
+
+Result<ServiceCaller> Api::precheck_jwt(std::string_view token, std::string_view nsid) {
+  if (context_.service_auth == nullptr) return std::unexpected(service_auth_off());
+  return context_.service_auth->check(token, nsid, KeyAccess::kCachedOnly);
+}
+
+Result<std::optional<Caller>> Api::caller(const HttpRequestHead& request, std::string_view nsid) {
   auto token = bearer_token(request);
-  if (!token)
-    return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
-  const std::string digest = token_digest(*token);
-  auto did = store().tokens().did_of(digest);
+  if (!token) return std::optional<Caller>();
+  if (looks_like_jwt(*token)) {
+    if (context_.service_auth == nullptr) return std::unexpected(service_auth_off());
+    auto checked = context_.service_auth->check(*token, nsid, KeyAccess::kFetch);
+    if (!checked) return std::unexpected(checked.error());
+    return std::optional<Caller>(Caller{checked->did, Caller::Via::kServiceAuth});
+  }
+  auto did = bearer_did(*token);
   if (!did) return std::unexpected(did.error());
-  if (!*did) return fail(ErrorCode::kAuthRequired, "the token is not valid");
-  if (**did != repo) return fail(ErrorCode::kForbidden, "the token may only write its own repo");
-  return **did;
+  if (!*did) return std::unexpected(invalid_token("the token is not valid"));
+  return std::optional<Caller>(Caller{**did, Caller::Via::kToken});
 }
 
 HttpResponse Api::health() {
@@ -221,10 +245,19 @@ Admission Api::admit(const HttpRequestHead& head) {
     return admission;
   }
   const std::string address = "addr " + context_.proxies.client_address(head);
+  auto token = bearer_token(head);
+  const bool jwt = token && looks_like_jwt(*token);
   if (method->kind == MethodKind::kQuery) {
     if (auto wait = context_.query_limits.take(address, kQueryBaseCost)) {
       admission.refusal =
           refused(nsid, error_response(rate_limited(*wait, "limits.queryBytesPerMinute")));
+      return admission;
+    }
+    // Queries are public; a service-auth JWT sent with one must still be valid.
+    if (jwt) {
+      if (auto checked = precheck_jwt(*token, nsid); !checked) {
+        admission.refusal = refused(nsid, error_response(checked.error()));
+      }
     }
     return admission;
   }
@@ -236,8 +269,7 @@ Admission Api::admit(const HttpRequestHead& head) {
     }
     return admission;
   }
-  // Every other procedure needs a valid token before its body is read.
-  auto token = bearer_token(head);
+  // Every other procedure needs valid credentials before its body is read.
   if (!token) {
     if (auto wait = context_.procedure_limits.take(address)) {
       admission.refusal =
@@ -249,22 +281,42 @@ Admission Api::admit(const HttpRequestHead& head) {
                                            "procedures need an Authorization: Bearer token"}));
     return admission;
   }
-  auto did = bearer_did(*token);
-  if (!did) {
-    admission.refusal = refused(nsid, error_response(did.error()));
-    return admission;
+  // A client is its identity once proven, else its address: a random token
+  // (or a forged JWT) per request changes nothing.
+  std::string client = address;
+  std::optional<Error> invalid;
+  if (jwt) {
+    auto checked = precheck_jwt(*token, nsid);
+    if (!checked) {
+      invalid = checked.error();
+    } else {
+      if (checked->verified) client = "did " + checked->did;
+      if (context_.config.mode == Mode::kLocal &&
+          !local_service_auth_allows(context_.config, checked->did)) {
+        invalid = Error{ErrorCode::kForbidden,
+                        "service-auth writes are off on this app view, which stores records "
+                        "itself (auth.localServiceAuth); use a token from `token create`"};
+      }
+    }
+  } else {
+    auto did = bearer_did(*token);
+    if (!did) {
+      admission.refusal = refused(nsid, error_response(did.error()));
+      return admission;
+    }
+    if (*did) {
+      client = "token " + token_digest(*token);
+    } else {
+      invalid = invalid_token("the token is not valid");
+    }
   }
-  // A client is its token when the token is valid, else its address: a
-  // random token per request changes nothing.
-  const std::string client = *did ? "token " + token_digest(*token) : address;
   if (auto wait = context_.procedure_limits.take(client)) {
     admission.refusal =
         refused(nsid, error_response(rate_limited(*wait, "limits.procedureRatePerMinute")));
     return admission;
   }
-  if (!*did) {
-    admission.refusal =
-        refused(nsid, error_response(Error{ErrorCode::kAuthRequired, "the token is not valid"}));
+  if (invalid) {
+    admission.refusal = refused(nsid, error_response(*invalid));
     return admission;
   }
   admission.body_limit = nsid == "app.bulleted.importOutline" ? context_.config.max_import_bytes
@@ -299,7 +351,14 @@ HttpResponse Api::handle(const HttpRequest& request) {
       } else {
         label = nsid;
         query = method->kind == MethodKind::kQuery;
-        response = call_method(*this, *method, request);
+        // A query's service-auth JWT is verified here (procedures verify
+        // theirs when they ask who is calling).
+        auto token = query ? bearer_token(request) : std::nullopt;
+        auto verified = token && looks_like_jwt(*token) && !unavailable(context_, *method)
+                            ? caller(request, nsid)
+                            : Result<std::optional<Caller>>();
+        response =
+            verified ? call_method(*this, *method, request) : error_response(verified.error());
       }
     } else if (request.path == "/.well-known/did.json") {
       label = "_did";

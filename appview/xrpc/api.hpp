@@ -22,6 +22,7 @@
 #include "appview/http/cors.hpp"
 #include "appview/http/server.hpp"
 #include "appview/imports/import_jobs.hpp"
+#include "appview/signin/service_auth.hpp"
 #include "appview/signin/tokens.hpp"
 #include "appview/write/pds_sink.hpp"
 #include "appview/write/placement.hpp"
@@ -66,12 +67,23 @@ struct AppContext {
   ImportRunner* imports = nullptr;                      // null when imports are not run
   // Handles to DIDs (com.atproto.identity.resolveHandle); null: not served.
   identity::IdentityResolver* identity = nullptr;
+  // Service-auth JWTs; null: refused (no service.did).
+  ServiceAuth* service_auth = nullptr;
   // Handle lookups that reach the network, at once (each may wait on a host).
   LongRequestGate handle_lookups{4};
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
   bool fault_injection = false;
   std::function<std::size_t()> in_flight = [] { return std::size_t{0}; };
+};
+
+// Who a request speaks for: a bearer token of the app view's own (a local
+// token, or a pds-mode session's), or a service-auth JWT from the caller's
+// PDS.
+struct Caller {
+  enum class Via { kToken, kServiceAuth };
+  std::string did;
+  Via via = Via::kToken;
 };
 
 class Api {
@@ -88,9 +100,15 @@ class Api {
  private:
   friend struct ApiMethods;
   schema::Store& store();
-  Result<std::string> authorize(const HttpRequest& request, const std::string& repo);
+  // The caller of a request to `nsid`, verified (a JWT's key read when
+  // needed, its jti recorded); nullopt without an Authorization header;
+  // kAuthRequired for a token that is not valid.
+  Result<std::optional<Caller>> caller(const HttpRequestHead& request, std::string_view nsid);
   // The DID a bearer token speaks for in this mode, or nullopt.
   Result<std::optional<std::string>> bearer_did(std::string_view token);
+  // Admission's look at a service-auth JWT: every check but a signature
+  // whose key is not cached (no network on a listener thread).
+  Result<ServiceCaller> precheck_jwt(std::string_view token, std::string_view nsid);
   HttpResponse refused(const std::string& label, HttpResponse response);
   HttpResponse health();
   HttpResponse ready();

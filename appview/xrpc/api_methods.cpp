@@ -17,9 +17,9 @@ namespace bulleted::appview {
 struct ApiMethods {
   static schema::Store& store(Api& api) { return api.store(); }
   static AppContext& context(Api& api) { return api.context_; }
-  static Result<std::string> authorize(Api& api, const HttpRequest& request,
-                                       const std::string& repo) {
-    return api.authorize(request, repo);
+  static Result<std::optional<Caller>> caller(Api& api, const HttpRequest& request,
+                                              std::string_view nsid) {
+    return api.caller(request, nsid);
   }
 };
 
@@ -177,22 +177,52 @@ Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
   return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), *token);
 }
 
-// Parses the body, checks the token against the repo, and sets up any
+// Who may write `repo`: the caller, proven and of that repo, with the
+// PDS session to write through in pds mode (a session token's own, or the
+// service-auth caller's latest).
+Result<std::optional<PdsSession>> writer_of(Api& api, const ApiMethod& method,
+                                            const HttpRequest& request, const std::string& repo) {
+  auto& context = ApiMethods::context(api);
+  auto caller = ApiMethods::caller(api, request, method.nsid);
+  if (!caller) return std::unexpected(caller.error());
+  if (!*caller) {
+    return fail(ErrorCode::kAuthRequired, "procedures need an Authorization: Bearer token");
+  }
+  const bool service = (*caller)->via == Caller::Via::kServiceAuth;
+  if (context.config.mode == Mode::kLocal) {
+    if (service && !local_service_auth_allows(context.config, (*caller)->did)) {
+      return fail(ErrorCode::kForbidden,
+                  "service-auth writes are off on this app view (auth.localServiceAuth)");
+    }
+    if ((*caller)->did != repo) {
+      return fail(ErrorCode::kForbidden, "the token may only write its own repo");
+    }
+    return std::optional<PdsSession>();
+  }
+  auto session = service
+                     ? context.pds->sessions.find_for_did(ApiMethods::store(api), (*caller)->did)
+                     : session_of(api, request);
+  if (!session) return std::unexpected(session.error());
+  if (session->did != repo) {
+    return fail(ErrorCode::kForbidden, "this session may only write the repo of " + session->did);
+  }
+  return std::optional<PdsSession>(std::move(*session));
+}
+
+// Parses the body, checks the caller against the repo, and sets up any
 // injected faults. On failure `error` is the answer.
-Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request) {
+Result<std::unique_ptr<Write>> begin_write(Api& api, const ApiMethod& method,
+                                           const HttpRequest& request) {
   auto body = Body::parse(request);
   if (!body) return std::unexpected(body.error());
   auto repo = body->did("repo");
   if (!repo) return std::unexpected(repo.error());
   auto& context = ApiMethods::context(api);
   auto write = std::make_unique<Write>();
+  auto session = writer_of(api, method, request, *repo);
+  if (!session) return std::unexpected(session.error());
   if (context.config.mode == Mode::kPds) {
-    auto session = session_of(api, request);
-    if (!session) return std::unexpected(session.error());
-    if (session->did != *repo) {
-      return fail(ErrorCode::kForbidden, "this session may only write the repo of " + session->did);
-    }
-    write->session = std::move(*session);
+    write->session = std::move(**session);
     if (context.fault_injection) {
       // Tests only: an access token (or both tokens) the PDS will refuse.
       const std::string spoil = request.header("x-bulleted-inject-expired");
@@ -208,8 +238,6 @@ Result<std::unique_ptr<Write>> begin_write(Api& api, const HttpRequest& request)
         std::make_unique<PdsSink>(context.pds->sessions, *write->session, context.pds->heads,
                                   context.pds->written, &write->faults);
   } else {
-    auto authorized = ApiMethods::authorize(api, request, *repo);
-    if (!authorized) return std::unexpected(authorized.error());
     write->sink = std::make_unique<LocalSink>(context.clock);
   }
   write->body = std::move(*body);
@@ -237,8 +265,8 @@ HttpResponse placed(Api& api, const Result<WriteResult>& result) {
   return response;
 }
 
-HttpResponse create_node(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(write, begin_write(api, request));
+HttpResponse create_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  TRY(write, begin_write(api, method, request));
   TRY(intent, intent_of(write->body));
   TRY(fields, fields_of(write->body));
   if (!fields.text)
@@ -248,8 +276,8 @@ HttpResponse create_node(Api& api, const ApiMethod&, const HttpRequest& request)
   return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
 }
 
-HttpResponse move_node(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(write, begin_write(api, request));
+HttpResponse move_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(intent, intent_of(write->body));
   auto& context = ApiMethods::context(api);
@@ -257,8 +285,8 @@ HttpResponse move_node(Api& api, const ApiMethod&, const HttpRequest& request) {
   return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
 }
 
-HttpResponse update_node(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(write, begin_write(api, request));
+HttpResponse update_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(fields, fields_of(write->body));
   auto& context = ApiMethods::context(api);
@@ -266,8 +294,8 @@ HttpResponse update_node(Api& api, const ApiMethod&, const HttpRequest& request)
   return placed(api, writer.update(ApiMethods::store(api), write->repo, *rkey, fields));
 }
 
-HttpResponse delete_node(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(write, begin_write(api, request));
+HttpResponse delete_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   auto& context = ApiMethods::context(api);
   Writer writer(context.locks, context.clock, *write->sink);
@@ -281,9 +309,9 @@ outline::ImportLimits import_limits(const Config& config) {
   return limits;
 }
 
-HttpResponse import_outline(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
-  TRY(write, begin_write(api, request));
+  TRY(write, begin_write(api, method, request));
   TRY(parent, write->body.rkey("parentRkey"));
   TRY(format_name, write->body.string("format"));
   TRY(content, write->body.take_string("content"));
@@ -457,6 +485,12 @@ std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMeth
     return error_response(Error{
         ErrorCode::kMethodNotImplemented,
         std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
+  }
+  if (method.nsid == "app.bulleted.createSession" && context.pds != nullptr &&
+      !context.config.allow_password_sessions) {
+    return error_response(Error{ErrorCode::kMethodNotImplemented,
+                                "password sessions are off on this app view "
+                                "(auth.allowPasswordSessions); they are for bots and the CLI"});
   }
   if (method.needs == Needs::kIdentity && context.identity == nullptr) {
     return error_response(

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "appview/signin/service_auth.hpp"
+
 namespace bulleted::appview {
 namespace {
 
@@ -106,6 +108,13 @@ HttpResponse error_response(const Error& error) {
       status.status);
   if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
     response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
+  if (error.code == ErrorCode::kAuthRequired) {
+    // RFC 6750: a refused token is invalid_token; no token, the bare scheme.
+    response.headers.emplace_back("WWW-Authenticate",
+                                  error.invalid_token
+                                      ? bearer_challenge(kAuthRealm, error.message)
+                                      : "Bearer realm=\"" + std::string(kAuthRealm) + "\"");
   }
   return response;
 }

@@ -30,9 +30,12 @@ class XrpcParams {
 };
 
 HttpResponse json_response(const nlohmann::json& body, int status = 200);
+// The realm of the app view's bearer challenges (WWW-Authenticate).
+inline constexpr std::string_view kAuthRealm = "bulleted";
 // The answer to an error: its status and XRPC name from the one table
-// (schema/error.hpp), `Retry-After` for kRateLimited; internal failures say
-// only "the request failed" (the details go to the log).
+// (schema/error.hpp), `Retry-After` for kRateLimited, `WWW-Authenticate` for
+// kAuthRequired; internal failures say only "the request failed" (the
+// details go to the log).
 HttpResponse error_response(const Error& error);
 
 // Percent-decoding; nullopt on a malformed escape.

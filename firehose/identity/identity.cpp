@@ -238,6 +238,15 @@ Result<firehose::PublicKey> IdentityResolver::key(const std::string& did, bool f
   return signing_key(*document, did);
 }
 
+std::optional<firehose::PublicKey> IdentityResolver::cached_key(const std::string& did) {
+  std::lock_guard lock(mutex_);
+  auto it = keys_.find(did);
+  if (it == keys_.end() || it->second.expires <= std::chrono::steady_clock::now()) {
+    return std::nullopt;
+  }
+  return it->second.key;
+}
+
 void IdentityResolver::forget(const std::string& did) {
   std::lock_guard lock(mutex_);
   cache_.erase("pds:" + did);

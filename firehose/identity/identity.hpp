@@ -54,6 +54,7 @@ class IdentityResolver final : public firehose::RepoKeys {
 
   // The #atproto key of a DID (RepoKeys).
   Result<firehose::PublicKey> key(const std::string& did, bool fresh) override;
+  std::optional<firehose::PublicKey> cached_key(const std::string& did) override;
   // Drops what is cached of a DID (an #identity event).
   void forget(const std::string& did) override;
   // DID documents read since start.

@@ -163,6 +163,7 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   config_.sign_in_per_account_per_minute = 3;
   config_.handle_resolver = "http://127.0.0.1:1";
   config_.mode = Mode::kPds;
+  config_.allow_password_sessions = true;
   firehose::WrittenRevs written;
   PdsServices pds(
       firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
@@ -193,6 +194,59 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   ASSERT_TRUE(limited.refusal.has_value());
   EXPECT_EQ(limited.refusal->status, 429);
   EXPECT_EQ(api.admit(head).body_limit, kSignInBodyBytes);
+}
+
+TEST_F(AdmitTest, PasswordSessionsAreOffInPdsModeUnlessAllowed) {
+  config_.mode = Mode::kPds;
+  firehose::WrittenRevs written;
+  PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
+                  identity::IdentityOptions{}, SecretBox("a key of at least thirty-two characters"),
+                  written);
+  AppContext context(config_);
+  context.pds = &pds;
+  Api api(context);
+  HttpRequestHead head;
+  head.method = "POST";
+  head.path = "/xrpc/app.bulleted.createSession";
+  head.remote = "198.51.100.60";
+  const Admission off = api.admit(head);
+  ASSERT_TRUE(off.refusal.has_value());
+  EXPECT_EQ(off.refusal->status, 501);
+  EXPECT_NE(off.refusal->body.find("auth.allowPasswordSessions"), std::string::npos);
+  config_.allow_password_sessions = true;
+  EXPECT_FALSE(api.admit(head).refusal.has_value());
+}
+
+TEST_F(AdmitTest, RefusedCredentialsCarryABearerChallenge) {
+  const auto anonymous = admit("app.bulleted.createNode", "198.51.100.61");
+  ASSERT_TRUE(anonymous.refusal.has_value());
+  auto challenge = [](const HttpResponse& response) {
+    for (const auto& [name, value] : response.headers) {
+      if (name == "WWW-Authenticate") return value;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(challenge(*anonymous.refusal), "Bearer realm=\"bulleted\"");
+  const auto forged =
+      admit("app.bulleted.createNode", "198.51.100.61", {{"authorization", "Bearer bt_nope"}});
+  ASSERT_TRUE(forged.refusal.has_value());
+  EXPECT_EQ(forged.refusal->status, 401);
+  EXPECT_NE(challenge(*forged.refusal).find("error=\"invalid_token\""), std::string::npos);
+  // A JWT where no service DID is configured: refused, saying why.
+  const auto jwt = admit("app.bulleted.createNode", "198.51.100.61",
+                         {{"authorization", "Bearer eyJhbGciOiJFUzI1NksifQ.eyJ9.c2ln"}});
+  ASSERT_TRUE(jwt.refusal.has_value());
+  EXPECT_EQ(jwt.refusal->status, 401);
+  EXPECT_NE(jwt.refusal->body.find("service auth is off"), std::string::npos);
+  // ...on queries too, which are otherwise public.
+  const auto query = admit("app.bulleted.getNode", "198.51.100.61",
+                           {{"authorization", "Bearer eyJhbGciOiJFUzI1NksifQ.eyJ9.c2ln"}}, "GET");
+  ASSERT_TRUE(query.refusal.has_value());
+  EXPECT_EQ(query.refusal->status, 401);
+  EXPECT_FALSE(
+      admit("app.bulleted.getNode", "198.51.100.61", {{"authorization", "Bearer bt_x"}}, "GET")
+          .refusal.has_value())
+      << "an app-view token on a query is ignored, as before";
 }
 
 }  // namespace

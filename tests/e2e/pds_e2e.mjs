@@ -25,6 +25,7 @@ const logFile = path.join(workdir, 'appview-1.log');
 const port = await freePort();
 process.env.BULLETED_SESSION_KEY = sessionKey;  // startAppview passes the environment on
 process.env.BULLETED_FAULT_INJECTION = '1';
+process.env.BULLETED_ALLOW_PASSWORD_SESSIONS = '1'; // the app-password path this test drives
 process.env.BULLETED_PROCEDURE_RATE = '0'; // the test writes in bulk
 const appview = startAppview(binary, ['--mode', 'pds', '--firehose', info.firehoseUrl, '--plc', info.plcUrl,
   '--handle-resolver', info.pdsUrl, '--db', path.join(workdir, 'index.db'), '--port', String(port),

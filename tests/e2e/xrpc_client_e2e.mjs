@@ -248,7 +248,8 @@ try {
   });
 
   await runner.test('pds mode: sessions and a write through the PDS, in the official client', async () => {
-    const pdsMode = await serve({ BULLETED_SESSION_KEY: 'client-e2e-session-key-0123456789abcdef' },
+    const pdsMode = await serve({ BULLETED_SESSION_KEY: 'client-e2e-session-key-0123456789abcdef',
+      BULLETED_ALLOW_PASSWORD_SESSIONS: '1' },
       ['--mode', 'pds', '--plc', info.plcUrl], path.join(workdir, 'pds-mode.db'));
     try {
       const other = new XrpcClient({ service: pdsMode.base }, lexicons);

@@ -8,6 +8,7 @@
 
 #include "schema/base64.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/high_s.hpp"
 
 namespace bulleted::firehose {
 namespace {
@@ -28,21 +29,7 @@ std::string unhex(const std::string& hex) {
   return out;
 }
 
-// The signature with s replaced by order - s: as valid mathematically, but
-// high-S, which the protocol refuses.
-std::string high_s_twin(std::string signature, KeyCurve curve) {
-  const char* order_hex = curve == KeyCurve::kP256
-                              ? "FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551"
-                              : "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141";
-  BIGNUM* order = nullptr;
-  BN_hex2bn(&order, order_hex);
-  BIGNUM* s = BN_bin2bn(reinterpret_cast<const unsigned char*>(signature.data()) + 32, 32, nullptr);
-  BN_sub(s, order, s);
-  BN_bn2binpad(s, reinterpret_cast<unsigned char*>(signature.data()) + 32, 32);
-  BN_free(s);
-  BN_free(order);
-  return signature;
-}
+using testing::high_s_twin;
 
 TEST(Crypto, SignatureFixturesVerifyOrAreRefusedAsTheProtocolSays) {
   const json fixtures =
@@ -61,9 +48,15 @@ TEST(Crypto, SignatureFixturesVerifyOrAreRefusedAsTheProtocolSays) {
                          unbase64(fixture["signatureBase64"].get<std::string>()));
     EXPECT_EQ(check == SignatureCheck::kValid, fixture["validSignature"].get<bool>())
         << signature_check_name(check);
+    // Tokens take the high-S twin as the reference verifiers do
+    // (allowMalleableSig); every other refusal stands.
+    const SignatureCheck token_check = verify_signature(
+        *key, unbase64(fixture["messageBase64"].get<std::string>()),
+        unbase64(fixture["signatureBase64"].get<std::string>()), SignaturePolicy::kAnyS);
     for (const auto& tag : fixture["tags"]) {
       if (tag == "high-s") {
         EXPECT_EQ(check, SignatureCheck::kHighS);
+        EXPECT_EQ(token_check, SignatureCheck::kValid);
         ++high_s;
       }
       if (tag == "der-encoded") {
@@ -120,6 +113,12 @@ TEST(Crypto, SignaturesMadeHereVerifyAndTheirHighSTwinsDoNot) {
                 SignatureCheck::kMismatch);
       EXPECT_EQ(verify_signature(key.public_key(), message, high_s_twin(signature, curve)),
                 SignatureCheck::kHighS);
+      EXPECT_EQ(verify_signature(key.public_key(), message, high_s_twin(signature, curve),
+                                 SignaturePolicy::kAnyS),
+                SignatureCheck::kValid);
+      EXPECT_EQ(verify_signature(stranger.public_key(), message, high_s_twin(signature, curve),
+                                 SignaturePolicy::kAnyS),
+                SignatureCheck::kMismatch);
       std::string damaged = signature;
       damaged[5] = static_cast<char>(damaged[5] ^ 0x01);
       EXPECT_NE(verify_signature(key.public_key(), message, damaged), SignatureCheck::kValid);
