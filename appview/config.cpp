@@ -277,6 +277,17 @@ const std::vector<Setting>& settings() {
        }},
       {"auth.allowPasswordSessions", "BULLETED_ALLOW_PASSWORD_SESSIONS", "",
        boolean(&Config::allow_password_sessions)},
+      {"auth.oauthKeyFile", "BULLETED_OAUTH_KEY_FILE", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_null() || value == "") {
+           config.oauth_key_file = std::nullopt;
+         } else if (value.is_string()) {
+           config.oauth_key_file = value.get<std::string>();
+         } else {
+           return "must be a file path";
+         }
+         return std::nullopt;
+       }},
   };
   return kSettings;
 }
@@ -452,7 +463,8 @@ nlohmann::json to_json(const Config& c, bool redact) {
                                  : (c.local_service_auth == std::vector<std::string>{"any"}
                                         ? nlohmann::json("any")
                                         : nlohmann::json(c.local_service_auth))},
-        {"allowPasswordSessions", c.allow_password_sessions}}},
+        {"allowPasswordSessions", c.allow_password_sessions},
+        {"oauthKeyFile", optional(c.oauth_key_file)}}},
   };
 }
 

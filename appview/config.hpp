@@ -83,6 +83,9 @@ struct Config {
   std::vector<std::string> local_service_auth;
   // app.bulleted.createSession with an app password (pds mode; bots, CLI)
   bool allow_password_sessions = false;
+  // The OAuth client's signing keys (a JWKS of private P-256 JWKs); unset:
+  // one generated at first start, kept sealed in the database.
+  std::optional<std::string> oauth_key_file;
 };
 
 // Whether a caller proven by service auth may write `did`'s repo in local

@@ -304,6 +304,29 @@ Result<PublicKey> PublicKey::from_did_key(std::string_view did) {
 KeyCurve PublicKey::curve() const { return impl_->curve; }
 std::string_view PublicKey::compressed() const { return impl_->compressed; }
 
+std::string PublicKey::uncompressed() const {
+  std::string out(65, '\0');
+  if (curve() == KeyCurve::kSecp256k1) {
+    std::size_t length = out.size();
+    secp256k1_ec_pubkey_serialize(secp_context(), reinterpret_cast<unsigned char*>(out.data()),
+                                  &length, &impl_->secp, SECP256K1_EC_UNCOMPRESSED);
+    return out;
+  }
+  EC_GROUP* group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+  EC_POINT* point = EC_POINT_new(group);
+  if (EC_POINT_oct2point(group, point,
+                         reinterpret_cast<const unsigned char*>(impl_->compressed.data()),
+                         impl_->compressed.size(), nullptr) != 1 ||
+      EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED,
+                         reinterpret_cast<unsigned char*>(out.data()), out.size(),
+                         nullptr) != out.size()) {
+    out.clear();
+  }
+  EC_POINT_free(point);
+  EC_GROUP_free(group);
+  return out;
+}
+
 std::string PublicKey::multikey() const {
   std::string bytes;
   write_uvarint(bytes, curve() == KeyCurve::kSecp256k1 ? kCodecSecp256k1Pub : kCodecP256Pub);

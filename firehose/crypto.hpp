@@ -35,6 +35,8 @@ class PublicKey {
 
   KeyCurve curve() const;
   std::string_view compressed() const;
+  // The point uncompressed: 0x04 || x || y (65 bytes), as a JWK gives it.
+  std::string uncompressed() const;
   std::string multikey() const;
   std::string did_key() const;
 

@@ -113,6 +113,22 @@ CREATE TABLE import_plan (
   PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
 )sql",
+    // 5: OAuth (pds mode): a session's grant (DPoP key, authorization server,
+    // nonces) sealed beside its tokens (NULL: an app-password session);
+    // sign-ins under way, by their state, sealed; the app view's own keys.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN oauth_sealed TEXT;
+CREATE TABLE oauth_requests (
+  state TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE service_keys (
+  name TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

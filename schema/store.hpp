@@ -106,6 +106,7 @@ struct SessionRow {
   std::string pds_url;
   std::string access_sealed;
   std::string refresh_sealed;
+  std::optional<std::string> oauth_sealed;  // the OAuth grant; none: an app password's
 };
 
 struct ApplyOutcome {
@@ -255,10 +256,43 @@ class SessionTable {
   // The session of `did` refreshed last, if any (a caller proven by
   // service auth writes through it).
   Result<std::optional<SessionRow>> latest_of(std::string_view did);
+  // New tokens (and, for OAuth, the grant with its nonces) in one statement.
   Result<void> update_tokens(std::string_view digest, std::string_view access_sealed,
-                             std::string_view refresh_sealed);
+                             std::string_view refresh_sealed,
+                             const std::optional<std::string>& oauth_sealed = std::nullopt);
   // True when there was such a session.
   Result<bool> remove(std::string_view digest);
+
+ private:
+  Database& db_;
+};
+
+// OAuth sign-ins under way (pds mode): what the callback needs, sealed, by
+// the request's state; each is taken once.
+class OAuthRequestTable {
+ public:
+  explicit OAuthRequestTable(Database& db) : db_(db) {}
+  // Stores a request made at `now` (Unix seconds), first dropping those
+  // older than `max_age_seconds`.
+  Result<void> put(std::string_view state, std::string_view sealed, std::int64_t now,
+                   std::int64_t max_age_seconds);
+  // Removes and returns the request of `state` if it is younger than
+  // `max_age_seconds`.
+  Result<std::optional<std::string>> take(std::string_view state, std::int64_t now,
+                                          std::int64_t max_age_seconds);
+
+ private:
+  Database& db_;
+};
+
+// Keys of the app view's own (the OAuth client's signing key), sealed.
+class ServiceKeyTable {
+ public:
+  explicit ServiceKeyTable(Database& db) : db_(db) {}
+  Result<std::optional<std::string>> find(std::string_view name);
+  // Stores `sealed` under `name` unless a key is there already; returns the
+  // one stored (so that two processes starting at once agree).
+  Result<std::string> put_first(std::string_view name, std::string_view sealed);
 
  private:
   Database& db_;
@@ -326,6 +360,8 @@ class Store {
   // What the app view keeps besides the index, over this connection.
   TokenTable tokens();
   SessionTable sessions();
+  OAuthRequestTable oauth_requests();
+  ServiceKeyTable service_keys();
   ImportJobTable import_jobs();
 
   // A consistent copy of the whole database at `destination` (a new file),

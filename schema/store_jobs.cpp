@@ -165,6 +165,8 @@ Result<void> ImportJobTable::set_done(std::string_view id, std::int64_t done) {
 
 TokenTable Store::tokens() { return TokenTable(*db_); }
 SessionTable Store::sessions() { return SessionTable(*db_); }
+OAuthRequestTable Store::oauth_requests() { return OAuthRequestTable(*db_); }
+ServiceKeyTable Store::service_keys() { return ServiceKeyTable(*db_); }
 ImportJobTable Store::import_jobs() { return ImportJobTable(*db_); }
 
 Result<void> Store::backup(const std::string& destination,
@@ -211,7 +213,7 @@ Result<void> Store::backup(const std::string& destination,
 Result<void> SessionTable::put(const SessionRow& session) {
   auto stmt = db_.prepare(
       "INSERT INTO sessions (hash, did, handle, pds_url, access_sealed, refresh_sealed, "
-      "created_at, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+      "oauth_sealed, created_at, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
       "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   if (!stmt) return pass(stmt);
   (*stmt)
@@ -220,14 +222,15 @@ Result<void> SessionTable::put(const SessionRow& session) {
       .bind(3, session.handle)
       .bind(4, session.pds_url)
       .bind(5, session.access_sealed)
-      .bind(6, session.refresh_sealed);
+      .bind(6, session.refresh_sealed)
+      .bind(7, session.oauth_sealed);
   return (*stmt)->run();
 }
 
 Result<std::optional<SessionRow>> SessionTable::find(std::string_view digest) {
   auto stmt = db_.prepare(
-      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed FROM sessions "
-      "WHERE hash >= ?1 AND hash < ?2");
+      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed, oauth_sealed "
+      "FROM sessions WHERE hash >= ?1 AND hash < ?2");
   if (!stmt) return pass(stmt);
   const auto [low, high] = selector_range(digest);
   (*stmt)->bind(1, low).bind(2, high);
@@ -238,34 +241,91 @@ Result<std::optional<SessionRow>> SessionTable::find(std::string_view digest) {
     if (!*row) return found;
     const Statement& s = **stmt;
     if (constant_time_equal(s.text(0), digest)) {
-      found = SessionRow{std::string(digest), s.text(1), s.optional_text(2),
-                         s.text(3),           s.text(4), s.text(5)};
+      found = SessionRow{std::string(digest), s.text(1), s.optional_text(2), s.text(3),
+                         s.text(4),           s.text(5), s.optional_text(6)};
     }
   }
 }
 
 Result<std::optional<SessionRow>> SessionTable::latest_of(std::string_view did) {
   auto stmt = db_.prepare(
-      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed FROM sessions "
-      "WHERE did = ?1 ORDER BY refreshed_at DESC LIMIT 1");
+      "SELECT hash, did, handle, pds_url, access_sealed, refresh_sealed, oauth_sealed "
+      "FROM sessions WHERE did = ?1 ORDER BY refreshed_at DESC LIMIT 1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, did);
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   if (!*row) return std::optional<SessionRow>();
   const Statement& s = **stmt;
-  return std::optional<SessionRow>(
-      SessionRow{s.text(0), s.text(1), s.optional_text(2), s.text(3), s.text(4), s.text(5)});
+  return std::optional<SessionRow>(SessionRow{s.text(0), s.text(1), s.optional_text(2), s.text(3),
+                                              s.text(4), s.text(5), s.optional_text(6)});
 }
 
 Result<void> SessionTable::update_tokens(std::string_view digest, std::string_view access_sealed,
-                                         std::string_view refresh_sealed) {
+                                         std::string_view refresh_sealed,
+                                         const std::optional<std::string>& oauth_sealed) {
   auto stmt = db_.prepare(
       "UPDATE sessions SET access_sealed = ?2, refresh_sealed = ?3, "
+      "oauth_sealed = coalesce(?4, oauth_sealed), "
       "refreshed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE hash = ?1");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, digest).bind(2, access_sealed).bind(3, refresh_sealed);
+  (*stmt)->bind(1, digest).bind(2, access_sealed).bind(3, refresh_sealed).bind(4, oauth_sealed);
   return (*stmt)->run();
+}
+
+Result<void> OAuthRequestTable::put(std::string_view state, std::string_view sealed,
+                                    std::int64_t now, std::int64_t max_age_seconds) {
+  auto purge = db_.prepare("DELETE FROM oauth_requests WHERE created_at < ?1");
+  if (!purge) return pass(purge);
+  (*purge)->bind(1, now - max_age_seconds);
+  if (auto r = (*purge)->run(); !r) return r;
+  auto stmt =
+      db_.prepare("INSERT INTO oauth_requests (state, sealed, created_at) VALUES (?1, ?2, ?3)");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, state).bind(2, sealed).bind(3, now);
+  return (*stmt)->run();
+}
+
+Result<std::optional<std::string>> OAuthRequestTable::take(std::string_view state, std::int64_t now,
+                                                           std::int64_t max_age_seconds) {
+  auto stmt =
+      db_.prepare("DELETE FROM oauth_requests WHERE state = ?1 RETURNING sealed, created_at");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, state);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<std::string>();
+  std::optional<std::string> sealed;
+  if ((*stmt)->integer(1) >= now - max_age_seconds) sealed = (*stmt)->text(0);
+  while (true) {  // finish the statement
+    auto more = (*stmt)->step();
+    if (!more) return pass(more);
+    if (!*more) break;
+  }
+  return sealed;
+}
+
+Result<std::optional<std::string>> ServiceKeyTable::find(std::string_view name) {
+  auto stmt = db_.prepare("SELECT sealed FROM service_keys WHERE name = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, name);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>((*stmt)->text(0));
+}
+
+Result<std::string> ServiceKeyTable::put_first(std::string_view name, std::string_view sealed) {
+  auto stmt = db_.prepare(
+      "INSERT INTO service_keys (name, sealed, created_at) VALUES "
+      "(?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT (name) DO NOTHING");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, name).bind(2, sealed);
+  if (auto r = (*stmt)->run(); !r) return std::unexpected(r.error());
+  auto stored = find(name);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored) return fail(ErrorCode::kInternal, "a service key vanished as it was stored");
+  return **stored;
 }
 
 Result<bool> SessionTable::remove(std::string_view digest) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package the project needs to build, test and benchmark;
-# with --tests also the browser the web client's tests drive (chromium).
+# with --tests also the browser the web client's tests drive (chromium) and
+# the openssl command the OAuth test makes its certificates with.
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package
 # is missing. Needs root (or sudo) only in that case.
 set -euo pipefail
@@ -22,7 +23,7 @@ packages=(
 )
 
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(chromium)
+  packages+=(chromium openssl)
 fi
 
 # Node.js and npm run the lexicon check, the JS benchmarks and the PDS test

@@ -117,6 +117,29 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
         identity_options(*config), appview::SecretBox(*config->session_key), written);
   }
 
+  // OAuth (pds mode with a public URL): the app view signs users in as a
+  // confidential client and writes with their grants.
+  std::unique_ptr<appview::OAuthClient> oauth;
+  if (pds && config->public_url) {
+    auto keys = appview::load_client_keys(config->oauth_key_file, *store,
+                                          appview::SecretBox(*config->session_key));
+    if (!keys) {
+      err << "error: " << keys.error().message << "\n";
+      return 2;
+    }
+    oauth = std::make_unique<appview::OAuthClient>(
+        appview::OAuthClientOptions{.public_url = *config->public_url,
+                                    .allow_private_addresses = config->allow_private_addresses},
+        std::move(*keys),
+        firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
+                                        256 * 1024),
+        pds->identity, appview::SecretBox(*config->session_key));
+    pds->sessions.use_oauth(oauth.get());
+    spdlog::info("oauth: client {}", oauth->client_id());
+  } else if (pds) {
+    spdlog::info("oauth: off (set service.publicUrl to sign users in with OAuth)");
+  }
+
   firehose::FirehoseMetrics metrics;
   std::unique_ptr<firehose::FirehoseConsumer> consumer;
   if (config->firehose_url) {
@@ -141,6 +164,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   imports.start();
   context.firehose = consumer ? &metrics : nullptr;
   context.pds = pds.get();
+  context.oauth = oauth.get();
   context.imports = &imports;
   // com.atproto.identity.resolveHandle: answers within a short time (a
   // lookup waits on the resolver or the handle's host), cached.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "appview/signin/secret_box.hpp"
+#include "firehose/cid.hpp"
 #include "schema/base64.hpp"
 
 namespace bulleted::appview {
@@ -79,6 +81,30 @@ std::string sign_jwt(nlohmann::json header, const nlohmann::json& payload,
   header["alg"] = jws_algorithm(key.curve());
   const std::string input = base64url(header.dump()) + "." + base64url(payload.dump());
   return input + "." + base64url(key.sign(input));
+}
+
+nlohmann::json public_jwk(const firehose::PublicKey& key) {
+  const std::string point = key.uncompressed();
+  return {{"kty", "EC"},
+          {"crv", key.curve() == firehose::KeyCurve::kP256 ? "P-256" : "secp256k1"},
+          {"x", base64url(std::string_view(point).substr(1, 32))},
+          {"y", base64url(std::string_view(point).substr(33, 32))}};
+}
+
+std::string dpop_proof(const firehose::PrivateKey& key, std::string_view htm, std::string_view htu,
+                       const std::optional<std::string>& nonce,
+                       const std::optional<std::string>& access_token, std::int64_t now) {
+  nlohmann::json payload = {{"jti", random_id("", 16)},
+                            {"htm", htm},
+                            {"htu", htu.substr(0, htu.find_first_of("?#"))},
+                            {"iat", now}};
+  if (nonce) payload["nonce"] = *nonce;
+  if (access_token) payload["ath"] = base64url(firehose::sha256(*access_token));
+  return sign_jwt({{"typ", "dpop+jwt"}, {"jwk", public_jwk(key.public_key())}}, payload, key);
+}
+
+std::string pkce_challenge(std::string_view verifier) {
+  return base64url(firehose::sha256(verifier));
 }
 
 }  // namespace bulleted::appview

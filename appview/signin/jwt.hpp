@@ -5,7 +5,9 @@
 // that is the verifier's job (service_auth.hpp).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,5 +43,19 @@ std::string sign_jwt(nlohmann::json header, const nlohmann::json& payload,
 
 // base64url without padding, as JOSE writes it.
 std::string base64url(std::string_view bytes);
+
+// A public key as a JWK: {"kty":"EC","crv":"P-256"|"secp256k1","x","y"}.
+nlohmann::json public_jwk(const firehose::PublicKey& key);
+
+// A DPoP proof (RFC 9449) for one request: typ dpop+jwt, the key's public
+// JWK in the header; jti, htm, htu (no query or fragment), iat, the
+// server's nonce when it gave one, and ath (the access token's SHA-256) for
+// resource requests. `now` is Unix seconds.
+std::string dpop_proof(const firehose::PrivateKey& key, std::string_view htm, std::string_view htu,
+                       const std::optional<std::string>& nonce,
+                       const std::optional<std::string>& access_token, std::int64_t now);
+
+// PKCE (RFC 7636): the S256 challenge of a verifier.
+std::string pkce_challenge(std::string_view verifier);
 
 }  // namespace bulleted::appview

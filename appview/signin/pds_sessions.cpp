@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <functional>
+
 #include "appview/signin/tokens.hpp"
 
 namespace bulleted::appview {
@@ -9,9 +12,22 @@ namespace {
 
 bool expired_token(const firehose::XrpcReply& reply) {
   const std::string name = reply.error_name();
+  if (reply.status == 401 &&
+      reply.header("www-authenticate").value_or("").find("invalid_token") != std::string::npos) {
+    return true;  // a DPoP-bound token the resource server refused
+  }
   return (reply.status == 400 || reply.status == 401) &&
          (name == "ExpiredToken" || name == "InvalidToken");
 }
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Refreshed this long before the access token's expiry.
+constexpr std::int64_t kRefreshMarginSeconds = 60;
 
 }  // namespace
 
@@ -92,6 +108,25 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
   return created;
 }
 
+Result<NewSession> PdsSessions::create(schema::Store& store, const SignedIn& signed_in) {
+  NewSession created{PdsSession{"", signed_in.did, signed_in.handle, signed_in.pds_url,
+                                signed_in.tokens.access, signed_in.tokens.refresh, signed_in.grant},
+                     new_token()};
+  created.session.digest = token_digest(created.token);
+  if (auto r = store.sessions().put({created.session.digest, signed_in.did, signed_in.handle,
+                                     signed_in.pds_url, box_.seal(signed_in.tokens.access),
+                                     box_.seal(signed_in.tokens.refresh),
+                                     box_.seal(signed_in.grant.to_json().dump())});
+      !r) {
+    return std::unexpected(r.error());
+  }
+  return created;
+}
+
+std::mutex& PdsSessions::refresh_lock(const std::string& digest) {
+  return refresh_locks_[std::hash<std::string>{}(digest) % refresh_locks_.size()];
+}
+
 Result<PdsSession> PdsSessions::find(schema::Store& store, std::string_view token) {
   return find_by_digest(store, token_digest(token));
 }
@@ -122,17 +157,36 @@ Result<PdsSession> PdsSessions::opened(const schema::SessionRow& row) const {
     spdlog::warn("session: a stored session of {} does not open with the configured key", row.did);
     return fail(ErrorCode::kAuthRequired, "the session is no longer valid; sign in again");
   }
-  return PdsSession{row.digest,         row.did, row.handle, row.pds_url, std::move(*access),
-                    std::move(*refresh)};
+  PdsSession session{row.digest,          row.did, row.handle, row.pds_url, std::move(*access),
+                     std::move(*refresh), {}};
+  if (row.oauth_sealed) {
+    auto grant_text = box_.open(*row.oauth_sealed);
+    auto grant = grant_text
+                     ? OAuthGrant::from_json(nlohmann::json::parse(*grant_text, nullptr, false))
+                     : Result<OAuthGrant>(std::unexpected(grant_text.error()));
+    if (!grant) {
+      spdlog::warn("session: the OAuth grant of a session of {} cannot be read", row.did);
+      return fail(ErrorCode::kAuthRequired, "the session is no longer valid; sign in again");
+    }
+    session.oauth = std::move(*grant);
+  }
+  return session;
 }
 
 Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session) {
-  auto reply = client_->call({.method = "POST",
-                              .base_url = session.pds_url,
-                              .path = "/xrpc/com.atproto.server.deleteSession",
-                              .bearer = session.refresh});
-  if (!reply || reply->status != 200) {
-    spdlog::info("session: the PDS did not confirm the sign-out of {}", session.did);
+  if (session.oauth) {
+    if (oauth_ != nullptr) {
+      oauth_->revoke(*session.oauth, session.refresh);
+      oauth_->revoke(*session.oauth, session.access);
+    }
+  } else {
+    auto reply = client_->call({.method = "POST",
+                                .base_url = session.pds_url,
+                                .path = "/xrpc/com.atproto.server.deleteSession",
+                                .bearer = session.refresh});
+    if (!reply || reply->status != 200) {
+      spdlog::info("session: the PDS did not confirm the sign-out of {}", session.did);
+    }
   }
   auto deleted = store.sessions().remove(session.digest);
   if (!deleted) return std::unexpected(deleted.error());
@@ -140,48 +194,80 @@ Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session
 }
 
 Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
-  std::lock_guard lock(refresh_mutex_);
+  std::lock_guard lock(refresh_lock(session.digest));
   // Another request may have refreshed this session meanwhile.
   if (auto row = store.sessions().find(session.digest); row && *row) {
     if (auto access = box_.open((*row)->access_sealed); access && *access != session.access) {
-      if (auto refresh = box_.open((*row)->refresh_sealed)) {
-        session.access = std::move(*access);
-        session.refresh = std::move(*refresh);
+      if (auto fresh = opened(**row)) {
+        session = std::move(*fresh);
         return {};
       }
     }
   }
-  auto reply = client_->call({.method = "POST",
-                              .base_url = session.pds_url,
-                              .path = "/xrpc/com.atproto.server.refreshSession",
-                              .bearer = session.refresh});
-  if (!reply) return std::unexpected(reply.error());
-  if (reply->status != 200) {
-    if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
-    spdlog::info("session: the PDS refused to refresh the session of {}; it is ended", session.did);
-    (void)store.sessions().remove(session.digest);
-    return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
-  }
-  auto json = reply->json();
-  const std::string access = firehose::json_text(json, {"accessJwt"});
-  const std::string refresh = firehose::json_text(json, {"refreshJwt"});
-  if (access.empty() || refresh.empty()) {
-    return fail(ErrorCode::kUpstreamFailure, "refreshSession: the PDS's answer is incomplete");
+  std::string access;
+  std::string refresh;
+  std::optional<std::string> grant_sealed;
+  if (session.oauth) {
+    if (oauth_ == nullptr) return fail(ErrorCode::kAuthRequired, "OAuth is off; sign in again");
+    auto tokens = oauth_->refresh(*session.oauth, session.refresh, session.did);
+    if (!tokens) {
+      if (tokens.error().code != ErrorCode::kAuthRequired) return std::unexpected(tokens.error());
+      spdlog::info(
+          "session: the authorization server refused to refresh the session of {}; it is ended",
+          session.did);
+      (void)store.sessions().remove(session.digest);
+      return fail(ErrorCode::kAuthRequired, "the session has expired; sign in again");
+    }
+    access = tokens->access;
+    refresh = tokens->refresh.empty() ? session.refresh : tokens->refresh;
+    session.oauth->expires_at = tokens->expires_at;
+    grant_sealed = box_.seal(session.oauth->to_json().dump());
+  } else {
+    auto reply = client_->call({.method = "POST",
+                                .base_url = session.pds_url,
+                                .path = "/xrpc/com.atproto.server.refreshSession",
+                                .bearer = session.refresh});
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->status != 200) {
+      if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
+      spdlog::info("session: the PDS refused to refresh the session of {}; it is ended",
+                   session.did);
+      (void)store.sessions().remove(session.digest);
+      return fail(ErrorCode::kAuthRequired, "the PDS session has expired; sign in again");
+    }
+    auto json = reply->json();
+    access = firehose::json_text(json, {"accessJwt"});
+    refresh = firehose::json_text(json, {"refreshJwt"});
+    if (access.empty() || refresh.empty()) {
+      return fail(ErrorCode::kUpstreamFailure, "refreshSession: the PDS's answer is incomplete");
+    }
   }
   session.access = access;
   session.refresh = refresh;
-  return store.sessions().update_tokens(session.digest, box_.seal(access), box_.seal(refresh));
+  // The new pair (and grant) replace the old in one statement: a refresh
+  // token is single-use, so losing the new one would end the session.
+  return store.sessions().update_tokens(session.digest, box_.seal(access), box_.seal(refresh),
+                                        grant_sealed);
 }
 
 Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& session,
                                               firehose::XrpcRequest request) {
   request.base_url = session.pds_url;
-  request.bearer = session.access;
-  auto reply = client_->call(request);
+  auto send = [&]() -> Result<firehose::XrpcReply> {
+    if (session.oauth) {
+      if (oauth_ == nullptr) return fail(ErrorCode::kAuthRequired, "OAuth is off; sign in again");
+      return oauth_->resource_call(*session.oauth, session.access, request);
+    }
+    request.bearer = session.access;
+    return client_->call(request);
+  };
+  if (session.oauth && session.oauth->expires_at - unix_now() < kRefreshMarginSeconds) {
+    if (auto r = refresh(store, session); !r) return std::unexpected(r.error());
+  }
+  auto reply = send();
   if (!reply || !expired_token(*reply)) return reply;
   if (auto r = refresh(store, session); !r) return std::unexpected(r.error());
-  request.bearer = session.access;
-  return client_->call(request);
+  return send();
 }
 
 Result<void> PdsSessions::spoil(schema::Store& store, PdsSession& session, bool refresh_too) {

@@ -1,20 +1,25 @@
 // Sessions on users' PDSes (pds mode).
 //
-// createSession signs in to the account's PDS with an app password and keeps
-// the PDS's access and refresh tokens server-side, sealed with the configured
-// key; the caller gets an app-view bearer token (stored only as its SHA-256
-// digest). Calls to the PDS go through call(): an access token the PDS calls
-// expired (or invalid) is refreshed once and the call retried; a failed
-// refresh is kAuthRequired ("sign in again"). Tokens never reach a log.
+// A session is made by an app-password sign-in (createSession: the PDS's
+// own access and refresh tokens) or by OAuth (oauth_client.hpp: DPoP-bound
+// tokens and the grant they need); either way its tokens are kept
+// server-side, sealed with the configured key, and the caller gets an
+// app-view token (a bearer token or the web client's cookie, stored only as
+// its SHA-256 digest). Calls to the PDS go through call(): an OAuth access
+// token about to expire is refreshed first; one the PDS calls expired (or
+// invalid) is refreshed once and the call retried; a refused refresh ends the
+// session (kAuthRequired, "sign in again"). Tokens never reach a log.
 //
 // Thread-safe.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "appview/signin/oauth_client.hpp"
 #include "appview/signin/secret_box.hpp"
 #include "firehose/client/xrpc_client.hpp"
 #include "firehose/identity/identity.hpp"
@@ -29,6 +34,7 @@ struct PdsSession {
   std::string pds_url;
   std::string access;
   std::string refresh;
+  std::optional<OAuthGrant> oauth;  // an OAuth session's; none: an app password's
 };
 
 struct NewSession {
@@ -43,6 +49,11 @@ class PdsSessions {
 
   Result<NewSession> create(schema::Store& store, const std::string& identifier,
                             const std::string& password);
+  // The session of a completed OAuth sign-in.
+  Result<NewSession> create(schema::Store& store, const SignedIn& signed_in);
+  // OAuth sessions refresh and revoke through `client` (set once, before
+  // requests are served).
+  void use_oauth(OAuthClient* client) { oauth_ = client; }
   // The session of a bearer token; kAuthRequired when there is none.
   Result<PdsSession> find(schema::Store& store, std::string_view token);
   // The same by the token's digest (jobs keep the digest, never the token).
@@ -50,7 +61,8 @@ class PdsSessions {
   // The session of a DID refreshed last (a caller proven by service auth);
   // kAuthRequired when the app view holds none.
   Result<PdsSession> find_for_did(schema::Store& store, const std::string& did);
-  // Ends the session here and (best effort) on the PDS.
+  // Ends the session here and (best effort) on the PDS or, for OAuth, at
+  // the authorization server (its tokens revoked).
   Result<void> remove(schema::Store& store, const PdsSession& session);
 
   // Calls the session's PDS with its access token (the request's base_url and
@@ -67,10 +79,15 @@ class PdsSessions {
   Result<void> refresh(schema::Store& store, PdsSession& session);
   Result<PdsSession> opened(const schema::SessionRow& row) const;
 
+  // Refreshes of one session run one at a time (refresh tokens are
+  // single-use); sessions share these locks by their digest's hash.
+  std::mutex& refresh_lock(const std::string& digest);
+
   std::shared_ptr<firehose::XrpcClient> client_;
   identity::IdentityResolver& identity_;
   SecretBox box_;
-  std::mutex refresh_mutex_;
+  OAuthClient* oauth_ = nullptr;
+  std::array<std::mutex, 64> refresh_locks_;
 };
 
 // The error a failed PDS answer means for our caller: InvalidSwap is

@@ -8,7 +8,9 @@ const outlineRoot = $('outline');
 const state = {
   repo: null,        // the outline's DID
   zoom: null,        // the rkey shown as the root, or null for the top level
-  token: sessionStorage.getItem('bulleted.token'),
+  token: sessionStorage.getItem('bulleted.token'),  // a local-mode token
+  session: null,     // {did, handle?, via} of the OAuth sign-in (pds mode), by cookie
+  oauth: false,      // whether this app view signs in with OAuth
   cursor: null,      // getChanges cursor
   nodes: new Map(),  // rkey -> NodeView (as last read)
   expanded: new Set(),
@@ -42,6 +44,9 @@ async function xrpc(nsid, { params, body } = {}) {
   return type.includes('json') ? res.json() : res.text();
 }
 const query = (method, params) => xrpc(`app.bulleted.${method}`, { params });
+// Whether this page may edit the outline it shows: a token, or the signed-in
+// account's own outline (its session cookie goes with same-origin calls).
+const canEdit = () => !!state.token || (!!state.session && state.session.did === state.repo);
 const call = (method, body) => xrpc(`app.bulleted.${method}`, { body: { repo: state.repo, ...body } });
 
 function say(text, isError = false) {
@@ -143,7 +148,7 @@ function updateElement(li, node) {
   li.classList.toggle('collapsed', node.childCount > 0 && !open);
   li.setAttribute('aria-expanded', String(open));
   const text = li.querySelector(':scope > .row > .text');
-  text.contentEditable = state.token ? 'true' : 'false';
+  text.contentEditable = canEdit() ? 'true' : 'false';
   if (state.editing !== node.rkey) renderText(text, node);
   const note = li.querySelector(':scope > .note');
   note.textContent = node.note ?? '';
@@ -507,9 +512,9 @@ async function open() {
     state.cursor = (await query('getChanges', { repo: state.repo, latest: true })).cursor;
     if (state.zoom) await showZoom(generation);
     await loadGroup(state.zoom, outlineRoot);
-    for (const id of ['add-node']) $(id).classList.toggle('hidden', !state.token);
-    document.querySelector('label[for="import-file"]').classList.toggle('hidden', !state.token);
-    say(state.token ? 'Editing.' : 'Read-only: sign in to edit.');
+    for (const id of ['add-node']) $(id).classList.toggle('hidden', !canEdit());
+    document.querySelector('label[for="import-file"]').classList.toggle('hidden', !canEdit());
+    say(canEdit() ? 'Editing.' : 'Read-only: sign in to edit.');
   } catch (err) {
     say(`${err.error ?? 'Error'}: ${err.message}`, true);
   }
@@ -542,6 +547,16 @@ $('open').addEventListener('submit', (event) => {
 });
 $('signin').addEventListener('submit', (event) => {
   event.preventDefault();
+  if (state.oauth) {
+    // Signing in happens at the account's PDS, which sends the browser back.
+    const handle = $('handle-input').value.trim().replace(/^@/, '');
+    if (!handle) return;
+    const target = new URL('/oauth/login', location.origin);
+    target.searchParams.set('handle', handle);
+    target.searchParams.set('returnTo', `/${location.hash}`);
+    location.assign(target);
+    return;
+  }
   const token = $('token-input').value.trim();
   if (!token) return;
   state.token = token;
@@ -550,16 +565,40 @@ $('signin').addEventListener('submit', (event) => {
   showSignedIn();
   open();
 });
-$('signout-button').addEventListener('click', () => {
+$('signout-button').addEventListener('click', async () => {
+  if (state.session) {
+    try {
+      await xrpc('app.bulleted.deleteSession', { body: {} });
+    } catch (err) {
+      say(`Sign-out failed: ${err.message}`, true);
+      return;
+    }
+    state.session = null;
+  }
   state.token = null;
   sessionStorage.removeItem('bulleted.token');
   showSignedIn();
   open();
 });
 function showSignedIn() {
-  $('token-input').classList.toggle('hidden', !!state.token);
-  $('signin-button').classList.toggle('hidden', !!state.token);
-  $('signout-button').classList.toggle('hidden', !state.token);
+  const signedIn = !!state.token || !!state.session;
+  $('token-input').classList.toggle('hidden', signedIn || state.oauth);
+  $('handle-input').classList.toggle('hidden', signedIn || !state.oauth);
+  $('signin-button').classList.toggle('hidden', signedIn);
+  $('signout-button').classList.toggle('hidden', !signedIn);
+  const who = $('signed-in-as');
+  who.textContent = state.session ? `@${state.session.handle ?? state.session.did}` : '';
+  who.classList.toggle('hidden', !state.session);
+}
+
+// Who is signed in (the session cookie), and whether OAuth is on here.
+async function loadSession() {
+  const health = await fetch('/xrpc/_health').then((r) => r.json()).catch(() => ({}));
+  state.oauth = health.signIn === 'oauth';
+  if (state.oauth) state.session = await query('getSession').catch(() => null);
+  if (state.session && state.session.via === 'serviceAuth') state.session = null;
+  showSignedIn();
+  if (state.session && !location.hash) location.hash = `#/${state.session.did}`;
 }
 
 // ---- import and export
@@ -618,4 +657,4 @@ $('export-text').addEventListener('click', () => exportAs('text'));
 
 window.addEventListener('hashchange', open);
 showSignedIn();
-open();
+loadSession().finally(open);

@@ -4,11 +4,13 @@
 
 #include <chrono>
 #include <map>
+#include <variant>
 
 #include "appview/signin/jwt.hpp"
 #include "appview/web/web_assets.hpp"
 #include "appview/xrpc/api_methods.hpp"
 #include "appview/xrpc/xrpc.hpp"
+#include "firehose/client/network_policy.hpp"
 
 namespace bulleted::appview {
 
@@ -29,6 +31,34 @@ std::optional<std::string> bearer_token(const HttpRequestHead& request) {
   const std::string header = request.header("authorization");
   if (header.rfind("Bearer ", 0) != 0 || header.size() <= 7) return std::nullopt;
   return header.substr(7);
+}
+
+std::optional<Credential> credential_of(const HttpRequestHead& request, Mode mode) {
+  if (auto token = bearer_token(request)) return Credential{std::move(*token), false};
+  if (mode != Mode::kPds) return std::nullopt;
+  const std::string cookies = request.header("cookie");
+  std::size_t at = 0;
+  while (at < cookies.size()) {
+    std::size_t end = cookies.find(';', at);
+    if (end == std::string::npos) end = cookies.size();
+    std::string_view pair = std::string_view(cookies).substr(at, end - at);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (pair.starts_with(kSessionCookie) && pair.size() > kSessionCookie.size() + 1 &&
+        pair[kSessionCookie.size()] == '=') {
+      return Credential{std::string(pair.substr(kSessionCookie.size() + 1)), true};
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Api::cross_origin(const HttpRequestHead& request) const {
+  const std::string origin = request.header("origin");
+  if (context_.config.public_url && origin == *context_.config.public_url) return std::nullopt;
+  return Error{ErrorCode::kForbidden,
+               "a procedure called with the session cookie must come from this app view's own "
+               "pages (Origin " +
+                   (origin.empty() ? std::string("missing") : origin) + ")"};
 }
 
 Result<std::optional<std::string>> Api::bearer_did(std::string_view token) {
@@ -61,18 +91,28 @@ Result<ServiceCaller> Api::precheck_jwt(std::string_view token, std::string_view
 }
 
 Result<std::optional<Caller>> Api::caller(const HttpRequestHead& request, std::string_view nsid) {
-  auto token = bearer_token(request);
-  if (!token) return std::optional<Caller>();
-  if (looks_like_jwt(*token)) {
+  auto credential = credential_of(request, context_.config.mode);
+  if (!credential) return std::optional<Caller>();
+  if (!credential->cookie && looks_like_jwt(credential->token)) {
     if (context_.service_auth == nullptr) return std::unexpected(service_auth_off());
-    auto checked = context_.service_auth->check(*token, nsid, KeyAccess::kFetch);
+    auto checked = context_.service_auth->check(credential->token, nsid, KeyAccess::kFetch);
     if (!checked) return std::unexpected(checked.error());
     return std::optional<Caller>(Caller{checked->did, Caller::Via::kServiceAuth});
   }
-  auto did = bearer_did(*token);
+  if (credential->cookie) {
+    const ApiMethod* method = find_method(nsid);
+    if (method != nullptr && method->kind == MethodKind::kProcedure) {
+      if (auto refused = cross_origin(request)) return std::unexpected(*refused);
+    }
+  }
+  auto did = bearer_did(credential->token);
   if (!did) return std::unexpected(did.error());
-  if (!*did) return std::unexpected(invalid_token("the token is not valid"));
-  return std::optional<Caller>(Caller{**did, Caller::Via::kToken});
+  if (!*did) {
+    return std::unexpected(invalid_token(credential->cookie ? "the session has ended; sign in again"
+                                                            : "the token is not valid"));
+  }
+  return std::optional<Caller>(
+      Caller{**did, credential->cookie ? Caller::Via::kCookie : Caller::Via::kToken});
 }
 
 HttpResponse Api::health() {
@@ -85,7 +125,12 @@ HttpResponse Api::health() {
         {{"version", kVersion}, {"error", "Unavailable"}, {"message", "the database is unusable"}},
         503);
   }
-  return json_response({{"version", kVersion}});
+  // How people sign in here, for frontends choosing their sign-in form.
+  const char* sign_in = context_.oauth != nullptr ? "oauth"
+                        : context_.pds == nullptr ? "token"
+                        : context_.config.allow_password_sessions ? "password"
+                                                                  : "none";
+  return json_response({{"version", kVersion}, {"signIn", sign_in}});
 }
 
 HttpResponse Api::ready() {
@@ -228,6 +273,15 @@ Admission Api::admit(const HttpRequestHead& head) {
     admission.lane = Lane::kOperators;
     return admission;
   }
+  if (head.path == "/oauth/login" || head.path == "/oauth/callback") {
+    // Sign-ins reach other hosts: limited per address like createSession.
+    const std::string address = "addr " + context_.proxies.client_address(head);
+    if (auto wait = context_.sign_in_limits.take(address)) {
+      admission.refusal =
+          refused("_oauth", error_response(rate_limited(*wait, "limits.signInPerMinute")));
+    }
+    return admission;
+  }
   if (head.path.rfind("/xrpc/", 0) != 0) return admission;  // handle() answers 404
   const std::string nsid = head.path.substr(6);
   const ApiMethod* method = find_method(nsid);
@@ -245,8 +299,10 @@ Admission Api::admit(const HttpRequestHead& head) {
     return admission;
   }
   const std::string address = "addr " + context_.proxies.client_address(head);
-  auto token = bearer_token(head);
-  const bool jwt = token && looks_like_jwt(*token);
+  auto credential = credential_of(head, context_.config.mode);
+  const bool jwt = credential && !credential->cookie && looks_like_jwt(credential->token);
+  const std::optional<std::string> token =
+      credential ? std::optional<std::string>(credential->token) : std::nullopt;
   if (method->kind == MethodKind::kQuery) {
     if (auto wait = context_.query_limits.take(address, kQueryBaseCost)) {
       admission.refusal =
@@ -306,8 +362,10 @@ Admission Api::admit(const HttpRequestHead& head) {
     }
     if (*did) {
       client = "token " + token_digest(*token);
+      if (credential->cookie) invalid = cross_origin(head);
     } else {
-      invalid = invalid_token("the token is not valid");
+      invalid = invalid_token(credential->cookie ? "the session has ended; sign in again"
+                                                 : "the token is not valid");
     }
   }
   if (auto wait = context_.procedure_limits.take(client)) {
@@ -354,12 +412,16 @@ HttpResponse Api::handle(const HttpRequest& request) {
         // A query's service-auth JWT is verified here (procedures verify
         // theirs when they ask who is calling).
         auto token = query ? bearer_token(request) : std::nullopt;
-        auto verified = token && looks_like_jwt(*token) && !unavailable(context_, *method)
+        auto verified = token && looks_like_jwt(*token) && !unavailable(context_, *method) &&
+                                nsid != "app.bulleted.getSession"
                             ? caller(request, nsid)
                             : Result<std::optional<Caller>>();
         response =
             verified ? call_method(*this, *method, request) : error_response(verified.error());
       }
+    } else if (request.path.rfind("/oauth/", 0) == 0) {
+      label = "_oauth";
+      response = oauth_route(request);
     } else if (request.path == "/.well-known/did.json") {
       label = "_did";
       response = did_document(context_.config);
@@ -393,6 +455,178 @@ HttpResponse Api::handle(const HttpRequest& request) {
   spdlog::debug("{} {} {} {:.3f} ms", request.method, request.path, response.status,
                 seconds * 1000);
   return response;
+}
+
+namespace {
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// What a person sees when signing in fails: the reason, and the way back.
+HttpResponse sign_in_page(const Error& error) {
+  const ErrorStatus& status = error_status(error.code);
+  const std::string message = status.status == 500 ? "the request failed" : error.message;
+  HttpResponse response{
+      status.status,
+      "text/html; charset=utf-8",
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign-in failed "
+      "- Bulleted</title></head><body><h1>Sign-in failed</h1><p id=\"reason\">" +
+          html_escape(message) + "</p><p><a href=\"/\">Back to Bulleted</a></p></body></html>",
+      {},
+      {}};
+  response.headers = {{"Content-Security-Policy", "default-src 'none'"},
+                      {"Cache-Control", "no-store"},
+                      {"Referrer-Policy", "no-referrer"}};
+  if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
+  return response;
+}
+
+HttpResponse redirect(const std::string& location) {
+  HttpResponse response{302, "text/plain", "", {}, {}};
+  response.headers = {
+      {"Location", location}, {"Cache-Control", "no-store"}, {"Referrer-Policy", "no-referrer"}};
+  return response;
+}
+
+// Secure unless the app view is served over http on a loopback host (a
+// developer's machine).
+bool secure_cookie(const std::string& public_url) {
+  if (!public_url.starts_with("http://")) return true;
+  auto host = firehose::split_url(public_url);
+  if (!host) return true;
+  std::string name = host->first.substr(7);
+  if (name.starts_with("["))
+    name = name.substr(0, name.find(']') + 1);
+  else
+    name = name.substr(0, name.find(':'));
+  return name != "localhost" && name != "127.0.0.1" && name != "[::1]";
+}
+
+}  // namespace
+
+std::string session_cookie(const Config& config, const std::string& token, bool clear) {
+  std::string cookie = std::string(kSessionCookie) + "=" + (clear ? "" : token) +
+                       "; Path=/; HttpOnly; SameSite=Lax; Max-Age=" +
+                       (clear ? "0" : std::to_string(180 * 24 * 3600));
+  if (!config.public_url || secure_cookie(*config.public_url)) cookie += "; Secure";
+  return cookie;
+}
+
+HttpResponse Api::oauth_route(const HttpRequest& request) {
+  if (context_.oauth == nullptr || context_.pds == nullptr) {
+    return error_response(Error{ErrorCode::kNotFound,
+                                "OAuth sign-in is off: it needs pds mode and service.publicUrl"});
+  }
+  if (request.method != "GET" && request.method != "HEAD") {
+    HttpResponse response =
+        error_response(Error{ErrorCode::kMethodNotAllowed, "the /oauth/ routes take GET"});
+    response.headers.emplace_back("Allow", "GET");
+    return response;
+  }
+  if (request.path == "/oauth/client-metadata.json" || request.path == "/oauth/jwks.json") {
+    HttpResponse response =
+        json_response(request.path == "/oauth/jwks.json" ? context_.oauth->jwks()
+                                                         : context_.oauth->client_metadata());
+    response.headers.emplace_back("Cache-Control", "max-age=600");
+    return response;
+  }
+  auto params = XrpcParams::parse(request.query);
+  if (!params) return sign_in_page(params.error());
+  if (request.path == "/oauth/login") {
+    const auto handle = params->text("handle");
+    const std::string return_to = params->text("returnTo").value_or("/");
+    if (!handle || handle->empty() || handle->size() > 253) {
+      return sign_in_page(Error{ErrorCode::kInvalidRequest, "handle (or DID) is required"});
+    }
+    if (!same_origin_path(return_to)) {
+      return sign_in_page(
+          Error{ErrorCode::kInvalidRequest, "returnTo must be a path of this site"});
+    }
+    std::string account = *handle;
+    for (auto& c : account) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (auto wait = context_.sign_in_account_limits.take("account " + account)) {
+      return sign_in_page(rate_limited(*wait, "limits.signInPerAccountPerMinute"));
+    }
+    // Each sign-in waits on other hosts: a few at once, one per client.
+    auto entered =
+        context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
+    if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
+      Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
+      busy.retry_after_seconds = 1;
+      return sign_in_page(busy);
+    }
+    auto target = context_.oauth->begin(store(), *handle, return_to);
+    if (!target) {
+      spdlog::info("oauth: a sign-in of {} could not start: {}", *handle, target.error().message);
+      return sign_in_page(target.error());
+    }
+    return redirect(*target);
+  }
+  if (request.path == "/oauth/callback") {
+    const std::string state = params->text("state").value_or("");
+    if (state.empty()) {
+      return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback has no state"});
+    }
+    if (params->text("error")) {
+      // Refused at the authorization server: back where the user was.
+      auto back = context_.oauth->abandon(store(), state);
+      if (!back) {
+        return sign_in_page(
+            Error{ErrorCode::kAuthRequired,
+                  "the sign-in was not completed: " + params->text("error").value_or("")});
+      }
+      return redirect(back->empty() ? "/" : *back);
+    }
+    const auto code = params->text("code");
+    const auto iss = params->text("iss");
+    if (!code || !iss) {
+      return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback lacks code or iss"});
+    }
+    auto entered =
+        context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
+    if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
+      Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
+      busy.retry_after_seconds = 1;
+      return sign_in_page(busy);
+    }
+    auto signed_in = context_.oauth->complete(store(), *code, state, *iss);
+    if (!signed_in) {
+      spdlog::info("oauth: a sign-in did not complete: {}", signed_in.error().message);
+      return sign_in_page(signed_in.error());
+    }
+    auto created = context_.pds->sessions.create(store(), *signed_in);
+    if (!created) return sign_in_page(created.error());
+    HttpResponse response = redirect(signed_in->return_to.empty() ? "/" : signed_in->return_to);
+    response.headers.emplace_back("Set-Cookie",
+                                  session_cookie(context_.config, created->token, false));
+    return response;
+  }
+  return error_response(Error{ErrorCode::kNotFound, "no such path under /oauth/"});
 }
 
 }  // namespace bulleted::appview

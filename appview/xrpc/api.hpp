@@ -69,6 +69,8 @@ struct AppContext {
   identity::IdentityResolver* identity = nullptr;
   // Service-auth JWTs; null: refused (no service.did).
   ServiceAuth* service_auth = nullptr;
+  // The OAuth client (pds mode with service.publicUrl); null: /oauth/ is 404.
+  OAuthClient* oauth = nullptr;
   // Handle lookups that reach the network, at once (each may wait on a host).
   LongRequestGate handle_lookups{4};
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
@@ -81,10 +83,25 @@ struct AppContext {
 // token, or a pds-mode session's), or a service-auth JWT from the caller's
 // PDS.
 struct Caller {
-  enum class Via { kToken, kServiceAuth };
+  enum class Via { kToken, kCookie, kServiceAuth };
   std::string did;
   Via via = Via::kToken;
 };
+
+// The web client's session cookie (pds mode, after an OAuth sign-in).
+inline constexpr std::string_view kSessionCookie = "bulleted_session";
+
+// The app view's own credential a request carries: its bearer token, else
+// (pds mode) its session cookie.
+struct Credential {
+  std::string token;
+  bool cookie = false;
+};
+std::optional<Credential> credential_of(const HttpRequestHead& request, Mode mode);
+// The Set-Cookie value that gives (or, with `clear`, removes) the session
+// cookie: HttpOnly, SameSite=Lax, Secure unless service.publicUrl is http
+// on a loopback host.
+std::string session_cookie(const Config& config, const std::string& token, bool clear);
 
 class Api {
  public:
@@ -110,6 +127,10 @@ class Api {
   // whose key is not cached (no network on a listener thread).
   Result<ServiceCaller> precheck_jwt(std::string_view token, std::string_view nsid);
   HttpResponse refused(const std::string& label, HttpResponse response);
+  // The /oauth/ routes (pds mode with service.publicUrl).
+  HttpResponse oauth_route(const HttpRequest& request);
+  // A cookie may carry a procedure only from the app view's own origin.
+  std::optional<Error> cross_origin(const HttpRequestHead& request) const;
   HttpResponse health();
   HttpResponse ready();
   HttpResponse metrics();

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "appview/outline/from_index.hpp"
+#include "appview/signin/jwt.hpp"
 #include "appview/write/writer.hpp"
 #include "appview/xrpc/method_inputs.hpp"
 #include "appview/xrpc/views.hpp"
@@ -167,14 +168,21 @@ struct Write {
   std::unique_ptr<RecordSink> sink;
 };
 
-// The PDS session a request's bearer token names (pds mode).
+// The PDS session a request's bearer token or session cookie names (pds
+// mode).
 Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
-  auto token = bearer_token(request);
-  if (!token) {
+  auto credential = credential_of(request, Mode::kPds);
+  if (!credential) {
     return fail(ErrorCode::kAuthRequired,
-                "procedures need an Authorization: Bearer token from app.bulleted.createSession");
+                "procedures need an Authorization: Bearer token from app.bulleted.createSession, "
+                "or the session cookie of a sign-in at /oauth/login");
   }
-  return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), *token);
+  if (!credential->cookie && looks_like_jwt(credential->token)) {
+    return fail(ErrorCode::kAuthRequired,
+                "a service-auth token names no session of the app view's; sign out with the "
+                "session's own token");
+  }
+  return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), credential->token);
 }
 
 // Who may write `repo`: the caller, proven and of that repo, with the
@@ -202,6 +210,12 @@ Result<std::optional<PdsSession>> writer_of(Api& api, const ApiMethod& method,
   auto session = service
                      ? context.pds->sessions.find_for_did(ApiMethods::store(api), (*caller)->did)
                      : session_of(api, request);
+  if (!session && service && session.error().code == ErrorCode::kAuthRequired &&
+      context.config.public_url) {
+    return fail(ErrorCode::kAuthRequired, "the app view holds no session of " + (*caller)->did +
+                                              "; sign in at " + *context.config.public_url +
+                                              "/oauth/login");
+  }
   if (!session) return std::unexpected(session.error());
   if (session->did != repo) {
     return fail(ErrorCode::kForbidden, "this session may only write the repo of " + session->did);
@@ -425,13 +439,40 @@ HttpResponse create_session(Api& api, const ApiMethod&, const HttpRequest& reque
   return json_response(out);
 }
 
-HttpResponse delete_session(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
   auto& context = ApiMethods::context(api);
+  TRY(caller, ApiMethods::caller(api, request, method.nsid));  // the Origin of a cookie
   TRY(session, session_of(api, request));
   if (auto r = context.pds->sessions.remove(ApiMethods::store(api), session); !r) {
     return error_response(r.error());
   }
-  return json_response(json::object());
+  HttpResponse response = json_response(json::object());
+  if (caller && caller->via == Caller::Via::kCookie) {
+    response.headers.emplace_back("Set-Cookie", session_cookie(context.config, "", true));
+  }
+  return response;
+}
+
+HttpResponse get_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+  auto& context = ApiMethods::context(api);
+  TRY(caller, ApiMethods::caller(api, request, method.nsid));
+  if (!caller) {
+    return error_response(
+        Error{ErrorCode::kAuthRequired, "not signed in: no session cookie or bearer token"});
+  }
+  json out = {{"did", caller->did}};
+  if (caller->via == Caller::Via::kServiceAuth) {
+    out["via"] = "serviceAuth";
+  } else if (context.config.mode == Mode::kPds) {
+    TRY(session, session_of(api, request));
+    if (session.handle) out["handle"] = *session.handle;
+    out["via"] = session.oauth ? "oauth" : "session";
+  } else {
+    out["via"] = "token";
+  }
+  HttpResponse response = json_response(out);
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
 }
 
 #undef TRY
@@ -450,6 +491,7 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
     {"app.bulleted.createSession", MethodKind::kProcedure, create_session, Needs::kPdsSessions},
     {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session, Needs::kPdsSessions},
+    {"app.bulleted.getSession", MethodKind::kQuery, get_session},
     {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline, Needs::kImports},
     {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job, Needs::kImports},
     {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},

@@ -27,7 +27,15 @@ class HttpXrpcClient final : public XrpcClient {
                                                             : web::http::methods::GET);
       http.set_request_uri(target.to_string());
       if (request.bearer) http.headers().add("Authorization", "Bearer " + *request.bearer);
-      if (request.body) http.set_body(request.body->dump(), "application/json");
+      for (const auto& [name, value] : request.headers) {
+        http.headers().remove(name);
+        http.headers().add(name, value);
+      }
+      if (request.body) {
+        http.set_body(request.body->dump(), "application/json");
+      } else if (!request.form.empty()) {
+        http.set_body(form_encode(request.form), "application/x-www-form-urlencoded");
+      }
       web::http::http_response response = client->request(http).get();
       auto length = response.headers().content_length();
       if (length != std::numeric_limits<decltype(length)>::max() && length > max_body_bytes_) {
@@ -74,6 +82,27 @@ class HttpXrpcClient final : public XrpcClient {
 };
 
 }  // namespace
+
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const auto& [name, value] : fields) {
+    if (!out.empty()) out.push_back('&');
+    for (const std::string* part : {&name, &value}) {
+      for (unsigned char c : *part) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+          out.push_back(static_cast<char>(c));
+        } else {
+          out.push_back('%');
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        }
+      }
+      if (part == &name) out.push_back('=');
+    }
+  }
+  return out;
+}
 
 std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
                                                   std::size_t max_body_bytes) {

@@ -25,8 +25,15 @@ struct XrpcRequest {
   std::string path;            // "/xrpc/<nsid>" or any path
   std::vector<std::pair<std::string, std::string>> query;
   std::optional<nlohmann::json> body;  // POSTed as application/json
-  std::optional<std::string> bearer;   // Authorization: Bearer ...
+  // POSTed as application/x-www-form-urlencoded (OAuth endpoints), when no body
+  std::vector<std::pair<std::string, std::string>> form;
+  std::optional<std::string> bearer;  // Authorization: Bearer ...
+  // Further request headers (an Authorization here replaces the bearer's).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
+
+// name=value pairs percent-encoded as a form body (RFC 3986 unreserved kept).
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);
 
 // The string at `path` in an answer's JSON (object keys, outermost first),
 // or "" when it is missing or not a string: how every reader of XRPC answers

@@ -324,7 +324,7 @@ try {
   });
 
   await runner.test('operators: health, readiness, metrics', async () => {
-    assertEqual(await (await fetch(`${base()}/xrpc/_health`)).json(), { version: '0.1.0' }, '_health');
+    assertEqual(await (await fetch(`${base()}/xrpc/_health`)).json(), { signIn: 'token', version: '0.1.0' }, '_health');
     assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'healthz');
     assertEqual(await (await fetch(`${base()}/readyz`)).json(), { ready: true }, 'readyz');
     const metrics = await (await fetch(`${base()}/metrics`)).text();

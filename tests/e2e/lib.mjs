@@ -53,14 +53,14 @@ export async function waitFor(what, check, timeoutMs = 30000, everyMs = 100) {
 }
 
 // Starts the PDS + PLC; resolves with accounts.json once it is written.
-export async function startPds(workdir, extraArgs = []) {
+export async function startPds(workdir, extraArgs = [], env = process.env) {
   fs.mkdirSync(workdir, { recursive: true });
   const pdsPort = await freePort();
   const plcPort = await freePort();
   const out = path.join(workdir, 'accounts.json');
   const log = fs.openSync(path.join(workdir, 'pds.log'), 'a');
   const child = spawn(path.join(here, 'pds', 'node22'), ['start-pds.mjs', '--pds-port', String(pdsPort),
-    '--plc-port', String(plcPort), '--out', out, ...extraArgs], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
+    '--plc-port', String(plcPort), '--out', out, ...extraArgs], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log], env });
   track(child);
   const info = await waitFor('the PDS', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 120000);
   return { child, info, pdsPort };
@@ -96,7 +96,7 @@ export function stopProcess(child, signal = 'SIGTERM') {
 // A real nginx in front of an app view on appPort, with the shipped limits
 // and location (deploy/), listening on 127.0.0.1 and 127.0.0.2 at port.
 // Resolves once it answers.
-export async function startNginx(workdir, appPort, port) {
+export async function startNginx(workdir, appPort, port, tls = null) {
   const repoRoot = path.resolve(here, '..', '..');
   const prefix = path.join(workdir, `nginx-${port}`);
   fs.mkdirSync(path.join(prefix, 'logs'), { recursive: true });
@@ -120,16 +120,45 @@ http {
   include ${repoRoot}/deploy/bulleted-limits.conf;
   upstream bulleted_appview { server 127.0.0.1:${appPort}; keepalive 64; }
   server {
-    listen 127.0.0.1:${port};
-    listen 127.0.0.2:${port};
+    ${tls ? `listen 127.0.0.1:${port} ssl;
+    server_name ${tls.name};
+    ssl_certificate ${tls.cert};
+    ssl_certificate_key ${tls.key};` : `listen 127.0.0.1:${port};
+    listen 127.0.0.2:${port};`}
     include ${repoRoot}/deploy/bulleted-location.conf;
   }
 }
 `);
   const binary = fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
   const child = track(spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: 'inherit' }));
-  await waitFor('nginx', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
+  await waitFor('nginx', async () => (tls ? await tlsReady(port, tls) : (await fetch(`http://127.0.0.1:${port}/healthz`)).ok), 15000);
   return child;
+}
+
+// Whether nginx answers /healthz over TLS with the test CA's certificate for tls.name.
+async function tlsReady(port, tls) {
+  const https = await import('node:https');
+  return new Promise((resolve) => {
+    const request = https.get({ host: '127.0.0.1', port, path: '/healthz', servername: tls.name, headers: { host: tls.name },
+      ca: fs.readFileSync(tls.ca) }, (response) => { response.resume(); resolve(response.statusCode === 200); });
+    request.on('error', () => resolve(false));
+  });
+}
+
+// A test CA and a certificate it signed for `name` (openssl), in dir:
+// { ca, cert, key, name } as file paths.
+export function makeCertificate(dir, name) {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = (f) => path.join(dir, f);
+  const openssl = (...args) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('ca.key'),
+    '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=Bulleted test CA');
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('site.key'),
+    '-out', file('site.csr'), '-subj', `/CN=${name}`);
+  fs.writeFileSync(file('site.ext'), `subjectAltName=DNS:${name}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`);
+  openssl('x509', '-req', '-in', file('site.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial',
+    '-out', file('site.pem'), '-days', '2', '-extfile', file('site.ext'));
+  return { ca: file('ca.pem'), cert: file('site.pem'), key: file('site.key'), name };
 }
 
 // Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
