@@ -181,6 +181,11 @@ try {
     await fails('AuthRequired', 'createNode', () => client.call('app.bulleted.createNode', undefined, { repo: alice, text: 'x' }));
     await fails('AuthRequired', 'updateNode', () => p('updateNode', { repo: alice, rkey: some[0].rkey, text: 'x' }, 'not-a-token'));
     await fails('Forbidden', 'deleteNode', () => p('deleteNode', { repo: alice, rkey: some[0].rkey }, bobToken));
+    // Who is calling: a local token's DID; nobody without one.
+    const me = await client.call('app.bulleted.getSession', {}, undefined, auth());
+    calls.set('getSession', 1);
+    assertEqual([me.data.did, me.data.via], [alice, 'token'], 'getSession with a local token');
+    await fails('AuthRequired', 'getSession', () => client.call('app.bulleted.getSession', {}));
     await fails('InvalidRequest', 'importOutline', () => p('importOutline', { repo: alice, format: 'opml', content: '<opml><body><outline' }));
     // Sessions are pds mode's: local mode says so in a standard way.
     await fails('MethodNotImplemented', 'createSession', () => p('createSession', { identifier: 'a', password: 'b' }));
@@ -258,6 +263,9 @@ try {
       calls.set('createSession', 1);
       assertEqual(signed.data.did, account.did, 'signed in as the account');
       const as = { headers: { authorization: `Bearer ${signed.data.token}` } };
+      const me = await other.call('app.bulleted.getSession', {}, undefined, as);
+      assertEqual([me.data.did, me.data.handle, me.data.via], [account.did, account.handle, 'session'],
+        'getSession with an app-password session');
       const created = await other.call('app.bulleted.createNode', undefined, { repo: account.did, text: 'through the PDS' }, as);
       const shown = await other.call('app.bulleted.getNode', { repo: account.did, rkey: created.data.rkey });
       assert(!('parent' in shown.data) && shown.data.text === 'through the PDS', 'the write, read back');
