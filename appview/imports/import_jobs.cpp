@@ -226,8 +226,28 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     if (!record) return fail(ErrorCode::kCorrupt, "import plan row unreadable: " + record.error());
     writes.push_back({schema::OpKind::kCreate, row.rkey, std::move(*record)});
   }
-  auto committed =
-      sink.commit(store, job.did, writes, {.swap = false, .import_done = std::pair{job.id, after}});
+  // Like every write, against the commit the index holds: a change made
+  // meanwhile by anyone else is detected, not overwritten.
+  const CommitOptions options{.swap = true, .import_done = std::pair{job.id, after}};
+  auto committed = sink.commit(store, job.did, writes, options);
+  if (!committed && committed.error().code == ErrorCode::kRepoChanged) {
+    // The repo moved on: bring the index up to it and commit the same
+    // batch, with the same record keys, on top. Nothing is written twice:
+    // a commit that did land is found by its first record.
+    spdlog::info("import {}: the repo changed meanwhile; refreshing it and committing rows {}-{} "
+                 "again",
+                 job.id, job.done, after);
+    if (auto refreshed = sink.refresh(store, job.did); !refreshed) {
+      committed = std::unexpected(refreshed.error());
+    } else if (auto held = sink.holds(store, job.did, rows->front().rkey); held && *held) {
+      if (auto r = store.import_jobs().set_done(job.id, after); !r)
+        return std::unexpected(r.error());
+      job.done = after;
+      return job;
+    } else {
+      committed = sink.commit(store, job.did, writes, options);
+    }
+  }
   if (!committed) {
     const Error& error = committed.error();
     const auto now = std::chrono::system_clock::now();
@@ -239,7 +259,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
         return set_state(ImportState::kWaiting, schema::format_datetime(resume), job.errors_json);
       }
       case ErrorCode::kUpstreamFailure:
-      case ErrorCode::kUnavailable: {
+      case ErrorCode::kUnavailable:
+      case ErrorCode::kRepoChanged: {
         const auto resume = now + kRetryAfterFailure;
         spdlog::warn("import {}: {}; retrying at {}", job.id, error.message,
                      schema::format_datetime(resume));

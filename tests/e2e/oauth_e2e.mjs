@@ -215,6 +215,39 @@ try {
     await waitFor('the edit in the repo', async () => (await recordsByText()).has('first edited'), 15000);
   });
 
+  await runner.test('an import writes through the session with swapCommit, past a change made elsewhere', async () => {
+    // Another client writes to the repo first: the index (no firehose here)
+    // is behind, so the import's first commit cannot swap on it.
+    const elsewhere = await pdsXrpc.ok('com.atproto.repo.createRecord', { token: alice.accessJwt, body: {
+      repo: alice.did, collection: 'app.bulleted.node',
+      record: { $type: 'app.bulleted.node', text: 'written elsewhere', sortKey: 'a0', createdAt: new Date().toISOString() } } });
+    const cookie = await sessionCookie();
+    const lines = Array.from({ length: 450 }, (_, i) => `- imported ${i}`).join('\n');
+    const res = await fetch(`${direct}/xrpc/app.bulleted.importOutline`, {
+      method: 'POST',
+      // The stored access token is spoiled as well: the job refreshes it.
+      headers: { 'content-type': 'application/json', cookie: `bulleted_session=${cookie.value}`, origin: publicUrl,
+        'x-bulleted-inject-expired': '1' },
+      body: JSON.stringify({ repo: alice.did, format: 'text', content: lines }),
+    });
+    const job = await res.json();
+    assertEqual(res.status, 200, `importOutline: ${JSON.stringify(job)}`);
+    await waitFor('the import done', async () => {
+      const state = (await api('getImportJob', { id: job.jobId })).body;
+      if (state.state === 'failed') throw new Error(`the import failed: ${state.errors}`);
+      return state.state === 'done';
+    }, 60000);
+    const records = await listRecords(pdsXrpc, alice.did);
+    const imported = records.filter((r) => /^imported \d+$/.test(r.value.text));
+    assertEqual(imported.length, 450, 'every imported bullet once');
+    assertEqual(new Set(imported.map((r) => r.value.text)).size, 450, 'no bullet twice');
+    assert(records.some((r) => r.uri === elsewhere.json.uri), 'the other client\'s record is still there');
+    const log = fs.readFileSync(path.join(workdir, 'appview-oauth.log'), 'utf8');
+    assert(/the repo changed meanwhile; refreshing it/.test(log), 'the swap failed once and the job refreshed');
+    const shown = (await api('getNode', { repo: alice.did, rkey: rkeyOf(elsewhere.json.uri) })).body;
+    assertEqual(shown.text, 'written elsewhere', 'the refresh indexed the other client\'s record');
+  });
+
   await runner.test('a cookie call from another origin, or from none, is refused', async () => {
     const cookie = await sessionCookie();
     for (const origin of ['https://evil.example', undefined]) {
