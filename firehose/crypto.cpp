@@ -10,6 +10,7 @@
 #include <secp256k1.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "firehose/cid.hpp"
@@ -102,19 +103,29 @@ bool p256_point_valid(std::string_view point) {
   return ok;
 }
 
-std::string p256_compressed_of(const BIGNUM* secret) {
+// A P-256 point, made by `make` (false: no point), in the given encoding;
+// "" when OpenSSL refuses.
+std::string p256_point(const std::function<bool(const EC_GROUP*, EC_POINT*)>& make,
+                       point_conversion_form_t form) {
   EC_GROUP* group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
   EC_POINT* point = EC_POINT_new(group);
-  std::string out(33, '\0');
-  if (EC_POINT_mul(group, point, secret, nullptr, nullptr, nullptr) != 1 ||
-      EC_POINT_point2oct(group, point, POINT_CONVERSION_COMPRESSED,
-                         reinterpret_cast<unsigned char*>(out.data()), out.size(),
-                         nullptr) != out.size()) {
+  std::string out(form == POINT_CONVERSION_COMPRESSED ? 33 : 65, '\0');
+  if (!make(group, point) ||
+      EC_POINT_point2oct(group, point, form, reinterpret_cast<unsigned char*>(out.data()),
+                         out.size(), nullptr) != out.size()) {
     out.clear();
   }
   EC_POINT_free(point);
   EC_GROUP_free(group);
   return out;
+}
+
+std::string p256_compressed_of(const BIGNUM* secret) {
+  return p256_point(
+      [&](const EC_GROUP* group, EC_POINT* point) {
+        return EC_POINT_mul(group, point, secret, nullptr, nullptr, nullptr) == 1;
+      },
+      POINT_CONVERSION_COMPRESSED);
 }
 
 SignatureCheck verify_p256(const PublicKey::Impl& key, std::string_view digest,
@@ -312,19 +323,14 @@ std::string PublicKey::uncompressed() const {
                                   &length, &impl_->secp, SECP256K1_EC_UNCOMPRESSED);
     return out;
   }
-  EC_GROUP* group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
-  EC_POINT* point = EC_POINT_new(group);
-  if (EC_POINT_oct2point(group, point,
-                         reinterpret_cast<const unsigned char*>(impl_->compressed.data()),
-                         impl_->compressed.size(), nullptr) != 1 ||
-      EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED,
-                         reinterpret_cast<unsigned char*>(out.data()), out.size(),
-                         nullptr) != out.size()) {
-    out.clear();
-  }
-  EC_POINT_free(point);
-  EC_GROUP_free(group);
-  return out;
+  const std::string& compressed = impl_->compressed;
+  return p256_point(
+      [&](const EC_GROUP* group, EC_POINT* point) {
+        return EC_POINT_oct2point(group, point,
+                                  reinterpret_cast<const unsigned char*>(compressed.data()),
+                                  compressed.size(), nullptr) == 1;
+      },
+      POINT_CONVERSION_UNCOMPRESSED);
 }
 
 std::string PublicKey::multikey() const {

@@ -126,8 +126,8 @@ HttpResponse Api::health() {
         503);
   }
   // How people sign in here, for frontends choosing their sign-in form.
-  const char* sign_in = context_.oauth != nullptr ? "oauth"
-                        : context_.pds == nullptr ? "token"
+  const char* sign_in = context_.oauth != nullptr                 ? "oauth"
+                        : context_.pds == nullptr                 ? "token"
                         : context_.config.allow_password_sessions ? "password"
                                                                   : "none";
   return json_response({{"version", kVersion}, {"signIn", sign_in}});
@@ -557,6 +557,16 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
   }
   auto params = XrpcParams::parse(request.query);
   if (!params) return sign_in_page(params.error());
+  if (request.path != "/oauth/login" && request.path != "/oauth/callback") {
+    return error_response(Error{ErrorCode::kNotFound, "no such path under /oauth/"});
+  }
+  // Each sign-in step waits on other hosts: a few at once, one per client.
+  auto entered = context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
+  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
+    Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
+    busy.retry_after_seconds = 1;
+    return sign_in_page(busy);
+  }
   if (request.path == "/oauth/login") {
     const auto handle = params->text("handle");
     const std::string return_to = params->text("returnTo").value_or("/");
@@ -572,14 +582,6 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     if (auto wait = context_.sign_in_account_limits.take("account " + account)) {
       return sign_in_page(rate_limited(*wait, "limits.signInPerAccountPerMinute"));
     }
-    // Each sign-in waits on other hosts: a few at once, one per client.
-    auto entered =
-        context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
-    if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
-      Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
-      busy.retry_after_seconds = 1;
-      return sign_in_page(busy);
-    }
     auto target = context_.oauth->begin(store(), *handle, return_to);
     if (!target) {
       spdlog::info("oauth: a sign-in of {} could not start: {}", *handle, target.error().message);
@@ -587,7 +589,7 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     }
     return redirect(*target);
   }
-  if (request.path == "/oauth/callback") {
+  {
     const std::string state = params->text("state").value_or("");
     if (state.empty()) {
       return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback has no state"});
@@ -607,13 +609,6 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     if (!code || !iss) {
       return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback lacks code or iss"});
     }
-    auto entered =
-        context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
-    if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
-      Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
-      busy.retry_after_seconds = 1;
-      return sign_in_page(busy);
-    }
     auto signed_in = context_.oauth->complete(store(), *code, state, *iss);
     if (!signed_in) {
       spdlog::info("oauth: a sign-in did not complete: {}", signed_in.error().message);
@@ -626,7 +621,6 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
                                   session_cookie(context_.config, created->token, false));
     return response;
   }
-  return error_response(Error{ErrorCode::kNotFound, "no such path under /oauth/"});
 }
 
 }  // namespace bulleted::appview

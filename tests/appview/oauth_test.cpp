@@ -2,13 +2,12 @@
 // vector), DPoP proofs (RFC 9449: header, claims, a signature its own JWK
 // verifies), client assertions and metadata, the sealed grant, return paths,
 // form bodies, and the session cookie's credential and attributes.
-#include "appview/signin/oauth_client.hpp"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "appview/signin/jwt.hpp"
+#include "appview/signin/oauth_client.hpp"
 #include "appview/xrpc/api.hpp"
 #include "firehose/cid.hpp"
 #include "schema/base64.hpp"
@@ -39,8 +38,9 @@ TEST(Pkce, TheS256ChallengeMatchesRfc7636) {
 
 TEST(Dpop, AProofCarriesItsKeyAndClaimsAndVerifiesWithIt) {
   const PrivateKey key = PrivateKey::generate(KeyCurve::kP256);
-  const std::string proof = dpop_proof(key, "POST", "https://pds.example/xrpc/x?y=1#z",
-                                       std::string("nonce-1"), std::string("access"), 1'800'000'000);
+  const std::string proof =
+      dpop_proof(key, "POST", "https://pds.example/xrpc/x?y=1#z", std::string("nonce-1"),
+                 std::string("access"), 1'800'000'000);
   auto jwt = parse_jwt(proof);
   ASSERT_TRUE(jwt.has_value());
   EXPECT_EQ(jwt->header["typ"], "dpop+jwt");
@@ -53,12 +53,12 @@ TEST(Dpop, AProofCarriesItsKeyAndClaimsAndVerifiesWithIt) {
   EXPECT_EQ(jwt->payload["ath"], base64url(firehose::sha256("access")));
   EXPECT_GE(jwt->payload["jti"].get<std::string>().size(), 16u);
   EXPECT_TRUE(key_of(jwt->header["jwk"]) == key.public_key());
-  EXPECT_EQ(firehose::verify_signature(key_of(jwt->header["jwk"]), jwt->signing_input,
-                                       jwt->signature),
-            firehose::SignatureCheck::kValid);
+  EXPECT_EQ(
+      firehose::verify_signature(key_of(jwt->header["jwk"]), jwt->signing_input, jwt->signature),
+      firehose::SignatureCheck::kValid);
   // Without a nonce or a token (an authorization server's first request).
-  auto bare = parse_jwt(dpop_proof(key, "GET", "https://as.example/par", std::nullopt,
-                                   std::nullopt, 1));
+  auto bare =
+      parse_jwt(dpop_proof(key, "GET", "https://as.example/par", std::nullopt, std::nullopt, 1));
   ASSERT_TRUE(bare.has_value());
   EXPECT_FALSE(bare->payload.contains("nonce"));
   EXPECT_FALSE(bare->payload.contains("ath"));
@@ -155,17 +155,19 @@ TEST(OAuthGrant, RoundTripsThroughItsJsonAndRefusesAnIncompleteOne) {
 }
 
 TEST(SameOriginPath, OnlyPathsOfThisSite) {
-  for (const char* ok : {"/", "/#/did:plc:abc", "/index.html?x=1"}) EXPECT_TRUE(same_origin_path(ok)) << ok;
-  for (const char* bad : {"", "https://evil.example/", "//evil.example/", "/\\evil.example",
-                          "evil", "/\x01", "/a\\b"}) {
+  for (const char* ok : {"/", "/#/did:plc:abc", "/index.html?x=1"})
+    EXPECT_TRUE(same_origin_path(ok)) << ok;
+  for (const char* bad : {"", "https://evil.example/", "//evil.example/", "/\\evil.example", "evil",
+                          "/\x01", "/a\\b"}) {
     EXPECT_FALSE(same_origin_path(bad)) << bad;
   }
 }
 
 TEST(FormEncode, PercentEncodesAllButTheUnreserved) {
-  EXPECT_EQ(firehose::form_encode({{"a b", "x&y=z"}, {"scope", "atproto repo:app.bulleted.node"},
-                                   {"safe", "A-z_0.9~"}}),
-            "a%20b=x%26y%3Dz&scope=atproto%20repo%3Aapp.bulleted.node&safe=A-z_0.9~");
+  EXPECT_EQ(
+      firehose::form_encode(
+          {{"a b", "x&y=z"}, {"scope", "atproto repo:app.bulleted.node"}, {"safe", "A-z_0.9~"}}),
+      "a%20b=x%26y%3Dz&scope=atproto%20repo%3Aapp.bulleted.node&safe=A-z_0.9~");
 }
 
 TEST(SessionCookie, IsTheCredentialOfPdsModeOnlyAndSecureOffLoopback) {
@@ -175,7 +177,8 @@ TEST(SessionCookie, IsTheCredentialOfPdsModeOnlyAndSecureOffLoopback) {
   ASSERT_TRUE(credential.has_value());
   EXPECT_TRUE(credential->cookie);
   EXPECT_EQ(credential->token, "bt_abc");
-  EXPECT_FALSE(credential_of(head, Mode::kLocal).has_value()) << "local mode has no cookie sessions";
+  EXPECT_FALSE(credential_of(head, Mode::kLocal).has_value())
+      << "local mode has no cookie sessions";
   head.headers["cookie"] = "bulleted_session_x=1; xbulleted_session=2";
   EXPECT_FALSE(credential_of(head, Mode::kPds).has_value());
   head.headers["authorization"] = "Bearer bt_token";

@@ -5,12 +5,33 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 export const here = path.dirname(fileURLToPath(import.meta.url));
 export { Xrpc } from './pds/lib/xrpc.mjs';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Packages of the PDS harness (tests/e2e/pds/node_modules), pinned there.
+export const harnessRequire = createRequire(new URL('./pds/package.json', import.meta.url));
+
+// Where browser tests put their screenshots (SCREENSHOT_DIR, default
+// build/screenshots), made if needed.
+export function screenshotDir() {
+  const dir = process.env.SCREENSHOT_DIR ?? path.join(here, '..', '..', 'build', 'screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+// Debian's chromium (CHROMIUM to override), headless, through puppeteer-core.
+export function launchChromium(extraArgs = []) {
+  return harnessRequire('puppeteer-core').launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', ...extraArgs],
+  });
+}
 
 // Every process a test starts; whatever is still alive when the script exits
 // (a failed assertion included) is killed, so no PDS or app view outlives it.

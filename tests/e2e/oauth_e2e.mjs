@@ -13,20 +13,16 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, here, listRecords, makeCertificate, startAppview, startNginx, startPds,
-  stopProcess, waitFor,
+  Runner, Xrpc, assert, assertEqual, freePort, harnessRequire, launchChromium, listRecords, makeCertificate,
+  screenshotDir, startAppview, startNginx, startPds, stopProcess, waitFor,
 } from './lib.mjs';
 
-const require = createRequire(new URL('./pds/package.json', import.meta.url));
-const puppeteer = require('puppeteer-core');
-const { oauthClientMetadataSchema } = require('@atproto/oauth-types');
+const { oauthClientMetadataSchema } = harnessRequire('@atproto/oauth-types');
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
-const shots = process.env.SCREENSHOT_DIR ?? path.join(here, '..', '..', 'build', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
+const shots = screenshotDir();
 const runner = new Runner();
 const NAME = 'appview.bulleted.internal';
 const SESSION_KEY = 'oauth-e2e-session-key-0123456789abcdef';
@@ -48,13 +44,8 @@ const appview = startAppview(binary, ['--mode', 'pds', '--plc', info.plcUrl, '--
 const direct = `http://127.0.0.1:${appPort}`;
 await waitFor('the app view', async () => (await fetch(`${direct}/healthz`)).ok);
 const nginx = await startNginx(workdir, appPort, webPort, tls);
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  // The test CA is the PDS's to trust; the browser only needs the name.
-  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', `--host-resolver-rules=MAP ${NAME} 127.0.0.1`,
-    '--ignore-certificate-errors'],
-});
+// The test CA is the PDS's to trust; the browser only needs the name.
+const browser = await launchChromium([`--host-resolver-rules=MAP ${NAME} 127.0.0.1`, '--ignore-certificate-errors']);
 const page = await browser.newPage();
 const problems = [];
 page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));

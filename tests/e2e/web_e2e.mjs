@@ -8,16 +8,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { Runner, assert, assertEqual, freePort, here, startPds, stopProcess, track, waitFor } from './lib.mjs';
-
-const require = createRequire(new URL('./pds/package.json', import.meta.url));
-const puppeteer = require('puppeteer-core');
+import {
+  Runner, assert, assertEqual, freePort, launchChromium, screenshotDir, startPds, stopProcess, track, waitFor,
+} from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
-const shots = process.env.SCREENSHOT_DIR ?? path.join(here, '..', '..', 'build', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
+const shots = screenshotDir();
 const runner = new Runner();
 
 const { child: pds, info } = await startPds(path.join(workdir, 'pds'));
@@ -61,11 +58,7 @@ const hostile = await post('importOutline', { format: 'opml', content: `<?xml ve
 </body></opml>` });
 await waitFor('the seed import', async () => (await api('getImportJob', { id: hostile.jobId })).body.state === 'done', 20000);
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-});
+const browser = await launchChromium();
 const problems = [];
 async function newPage(context) {
   const page = await context.newPage();
