@@ -161,6 +161,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                                   return appview::job_sink_for(store, job, pds.get(),
                                                                context.clock);
                                 });
+  imports.use_locks(&context.locks);
   imports.start();
   context.firehose = consumer ? &metrics : nullptr;
   context.pds = pds.get();

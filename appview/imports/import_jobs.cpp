@@ -158,9 +158,34 @@ std::optional<std::chrono::system_clock::time_point> resume_time(const schema::I
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(*ms));
 }
 
+namespace {
+
+// A batch holding the job's root, committed again after the repo changed:
+// the root goes last in its group as the group is now (the rest of the
+// batch is under the root, where nothing else writes).
+Result<void> place_root_again(schema::Store& store, const schema::ImportJobRow& job,
+                              RecordWrite& first, GroupLocks* locks) {
+  if (first.rkey != job.root_rkey || !first.record) return {};
+  std::optional<std::string> parent_rkey;
+  if (first.record->parent) {
+    parent_rkey = first.record->parent->substr(first.record->parent->rfind('/') + 1);
+  }
+  std::optional<GroupLocks::Guard> guard;
+  if (locks != nullptr) guard.emplace(locks->lock({schema::target_group(job.did, parent_rkey)}));
+  NeighbourIntent intent;
+  intent.parent_rkey = parent_rkey;
+  intent.position = "last";
+  auto placement = place(store, job.did, intent, first.rkey, planning_jitter());
+  if (!placement) return std::unexpected(placement.error());
+  first.record->sort_key = placement->sort_key;
+  return {};
+}
+
+}  // namespace
+
 Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
                                          schema::ImportJobRow job, bool first_of_run,
-                                         bool resume_now) {
+                                         bool resume_now, GroupLocks* locks) {
   using schema::ImportState;
   if (schema::is_terminal(job.state)) return job;
   if (job.state == ImportState::kWaiting) {
@@ -171,7 +196,7 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
     }
     first_of_run = true;  // the last attempt may have reached the repo
   }
-  auto outcome = run_import_batch(store, sink, job.id, first_of_run);
+  auto outcome = run_import_batch(store, sink, job.id, first_of_run, locks);
   if (outcome) return outcome;
   spdlog::error("import {}: {}", job.id, outcome.error().message);
   if (auto r =
@@ -185,7 +210,8 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
 }
 
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
-                                              const std::string& job_id, bool first_of_run) {
+                                              const std::string& job_id, bool first_of_run,
+                                              GroupLocks* locks) {
   auto loaded = store.import_jobs().find(job_id);
   if (!loaded) return std::unexpected(loaded.error());
   if (!*loaded) return fail(ErrorCode::kNotFound, "no import job " + job_id);
@@ -244,6 +270,8 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
         return std::unexpected(r.error());
       job.done = after;
       return job;
+    } else if (auto replaced = place_root_again(store, job, writes.front(), locks); !replaced) {
+      committed = std::unexpected(replaced.error());
     } else {
       committed = sink.commit(store, job.did, writes, options);
     }
@@ -386,7 +414,7 @@ void ImportRunner::run() {
         stats = {std::chrono::steady_clock::now(), next->done, next->done, true};
       }
     }
-    auto outcome = step_import(store, sinks[id]->sink(), *next, first_of_run, false);
+    auto outcome = step_import(store, sinks[id]->sink(), *next, first_of_run, false, locks_);
     if (!outcome) {
       spdlog::error("import {}: {}", id, outcome.error().message);
       sinks.erase(id);

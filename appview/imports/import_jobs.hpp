@@ -51,9 +51,14 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
 // Writes the next batch of a running job (re-read from the store) and
 // returns the job as it is afterwards: running (more to do), waiting
 // (resume_at set), done or failed (schema/import_state.hpp lists the moves).
-// `first_of_run`: check whether the repo already holds the batch.
+// `first_of_run`: check whether the repo already holds the batch. When the
+// repo changed meanwhile (kRepoChanged: its commit is not the index's), the
+// repo is refreshed and the batch committed again with the same record
+// keys, its root (when in it) placed again last in its group, under the
+// group's lock when `locks` is given.
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
-                                              const std::string& job_id, bool first_of_run);
+                                              const std::string& job_id, bool first_of_run,
+                                              GroupLocks* locks = nullptr);
 
 // One step of a job, the only way the server's runner and `import --resume`
 // advance one: a waiting job whose resume_at has passed (or any waiting job,
@@ -63,7 +68,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
 // returned as it is.
 Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
                                          schema::ImportJobRow job, bool first_of_run,
-                                         bool resume_now);
+                                         bool resume_now, GroupLocks* locks = nullptr);
 
 // Moves a job to `to` with its resume time and errors, when the move is one
 // of schema/import_state.hpp's (else kInternal, and nothing changes).
@@ -85,6 +90,8 @@ class ImportRunner {
   ImportRunner(const ImportRunner&) = delete;
   ImportRunner& operator=(const ImportRunner&) = delete;
 
+  // The API's group locks, for placing a job's root again (set before start()).
+  void use_locks(GroupLocks* locks) { locks_ = locks; }
   void start();
   void wake();
   // Finishes the batch in progress, then stops.
@@ -98,6 +105,7 @@ class ImportRunner {
   void run();
 
   std::string db_path_;
+  GroupLocks* locks_ = nullptr;
   int busy_timeout_ms_;
   JobSinkFactory factory_;
   std::thread thread_;

@@ -10,6 +10,7 @@
 // origin is refused; signing out revokes the tokens at the PDS.
 // Release build only (run from tests/CMakeLists.txt outside the sanitizers).
 // Usage: ./node22 ../oauth_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -70,7 +71,7 @@ const sessionCookie = async () => (await page.cookies(publicUrl)).find((c) => c.
 async function storedSession() {
   const { DatabaseSync } = await import('node:sqlite');
   const db = new DatabaseSync(dbPath, { readOnly: true });
-  const row = db.prepare('SELECT access_sealed, oauth_sealed FROM sessions WHERE did = ?').get(alice.did);
+  const row = db.prepare('SELECT access_sealed, refresh_sealed, oauth_sealed FROM sessions WHERE did = ?').get(alice.did);
   db.close();
   const open = (sealed) => {
     const raw = Buffer.from(sealed, 'base64');
@@ -79,7 +80,7 @@ async function storedSession() {
     decipher.setAuthTag(raw.subarray(raw.length - 16));
     return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString();
   };
-  return { access: open(row.access_sealed), grant: JSON.parse(open(row.oauth_sealed)) };
+  return { access: open(row.access_sealed), refresh: open(row.refresh_sealed), grant: JSON.parse(open(row.oauth_sealed)) };
 }
 
 // A call to the PDS with a DPoP-bound token, as the app view makes them.
@@ -207,11 +208,14 @@ try {
   });
 
   await runner.test('an import writes through the session with swapCommit, past a change made elsewhere', async () => {
-    // Another client writes to the repo first: the index (no firehose here)
-    // is behind, so the import's first commit cannot swap on it.
+    // Another client appends to the top level first: the index (no firehose
+    // here) is behind, so the import's first commit cannot swap on it, and
+    // the root the import planned last is no longer last.
+    const top = (await api('getChildren', { repo: alice.did, limit: 100 })).body.nodes;
+    const after = execFileSync(binary, ['keys', 'between', top.at(-1).sortKey, '-'], { encoding: 'utf8' }).trim();
     const elsewhere = await pdsXrpc.ok('com.atproto.repo.createRecord', { token: alice.accessJwt, body: {
       repo: alice.did, collection: 'app.bulleted.node',
-      record: { $type: 'app.bulleted.node', text: 'written elsewhere', sortKey: 'a0', createdAt: new Date().toISOString() } } });
+      record: { $type: 'app.bulleted.node', text: 'written elsewhere', sortKey: after, createdAt: new Date().toISOString() } } });
     const cookie = await sessionCookie();
     const lines = Array.from({ length: 450 }, (_, i) => `- imported ${i}`).join('\n');
     const res = await fetch(`${direct}/xrpc/app.bulleted.importOutline`, {
@@ -237,6 +241,10 @@ try {
     assert(/the repo changed meanwhile; refreshing it/.test(log), 'the swap failed once and the job refreshed');
     const shown = (await api('getNode', { repo: alice.did, rkey: rkeyOf(elsewhere.json.uri) })).body;
     assertEqual(shown.text, 'written elsewhere', 'the refresh indexed the other client\'s record');
+    // The root was placed again: last, after the other client's bullet.
+    const now = (await api('getChildren', { repo: alice.did, limit: 100 })).body.nodes;
+    assertEqual([now.at(-1).rkey, now.at(-2).rkey], [job.rootRkey, rkeyOf(elsewhere.json.uri)], 'the import\'s root last');
+    assert(now.at(-1).sortKey > now.at(-2).sortKey, 'with a key after the other bullet\'s');
   });
 
   await runner.test('a cookie call from another origin, or from none, is refused', async () => {
@@ -265,6 +273,13 @@ try {
     assert(!(await sessionCookie()), 'the browser dropped the cookie');
     assertEqual(await page.$eval('#outline .text', (e) => e.contentEditable), 'false', 'read-only again');
     assertEqual(problems, [], 'no page errors');
+    // No secret of the session reached the log.
+    const log = fs.readFileSync(path.join(workdir, 'appview-oauth.log'), 'utf8');
+    for (const [what, secret] of [['access token', stored.access], ['refresh token', stored.refresh],
+      ['DPoP key', stored.grant.dpopKey], ['cookie', cookie.value], ['password', alice.password]]) {
+      assert(!log.includes(secret), `the ${what} is not in the log`);
+    }
+    assert(!/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/.test(log), 'nothing shaped like a JWT in the log');
   });
 } finally {
   await browser.close();
