@@ -129,6 +129,31 @@ CREATE TABLE service_keys (
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
 )sql",
+    // 6: child counts kept with the rows: the number of nodes in each
+    // sibling group, kept by triggers in the transaction of every insert,
+    // delete and move (apply, resync, repo deletion alike), so that no read
+    // counts children. An empty group has no row.
+    R"sql(
+CREATE TABLE group_counts (
+  grp TEXT PRIMARY KEY,
+  n INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO group_counts (grp, n) SELECT grp, COUNT(*) FROM nodes GROUP BY grp;
+CREATE TRIGGER nodes_count_insert AFTER INSERT ON nodes BEGIN
+  INSERT INTO group_counts (grp, n) VALUES (NEW.grp, 1)
+    ON CONFLICT (grp) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER nodes_count_delete AFTER DELETE ON nodes BEGIN
+  UPDATE group_counts SET n = n - 1 WHERE grp = OLD.grp;
+  DELETE FROM group_counts WHERE grp = OLD.grp AND n <= 0;
+END;
+CREATE TRIGGER nodes_count_move AFTER UPDATE OF grp ON nodes WHEN OLD.grp <> NEW.grp BEGIN
+  UPDATE group_counts SET n = n - 1 WHERE grp = OLD.grp;
+  DELETE FROM group_counts WHERE grp = OLD.grp AND n <= 0;
+  INSERT INTO group_counts (grp, n) VALUES (NEW.grp, 1)
+    ON CONFLICT (grp) DO UPDATE SET n = n + 1;
+END;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -370,6 +370,16 @@ Result<IntegrityReport> Store::integrity_report() {
       !r) {
     return pass(r);
   }
+  // Kept child counts against the groups' sizes, both ways.
+  if (auto r = count(
+          "SELECT (SELECT COUNT(*) FROM (SELECT grp, COUNT(*) AS size FROM nodes GROUP BY grp) a"
+          " WHERE a.size IS NOT (SELECT g.n FROM group_counts g WHERE g.grp = a.grp))"
+          " + (SELECT COUNT(*) FROM group_counts g"
+          " WHERE NOT EXISTS (SELECT 1 FROM nodes c WHERE c.grp = g.grp))",
+          report.wrong_counts);
+      !r) {
+    return pass(r);
+  }
   for (const char* sql : {"SELECT status, COUNT(*) FROM repos GROUP BY status",
                           "SELECT sync_state, COUNT(*) FROM repos GROUP BY sync_state"}) {
     auto stmt = db_->prepare(sql);

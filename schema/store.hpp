@@ -210,11 +210,12 @@ struct IntegrityReport {
   std::int64_t unattached = 0;      // parent names another repo, collection or nothing valid
   std::int64_t dangling = 0;        // parent node not (yet) in the index
   std::int64_t in_cycles = 0;       // nodes whose parents lead round in a circle
+  std::int64_t wrong_counts = 0;    // sibling groups whose kept child count is not their size
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
   // The database itself is sound (odd records are counted, not failures).
-  bool ok() const { return sqlite_check == "ok"; }
+  bool ok() const { return sqlite_check == "ok" && wrong_counts == 0; }
 };
 
 struct StoreOptions {

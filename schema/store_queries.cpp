@@ -12,13 +12,13 @@
 namespace bulleted::schema {
 namespace {
 
-// Columns of a NodeRow, in the order read_row expects. The child count is a
-// range count on nodes_children.
-#define NODE_COLUMNS                                                                          \
-  "n.did, n.rkey, n.cid, n.rev, n.grp, n.parent_raw, n.sort_key, n.sort_key_raw, n.text,"     \
-  " n.note, n.completed, n.created_at, n.record, n.change_seq,"                               \
-  " (SELECT COUNT(*) FROM nodes c WHERE c.grp = 'at://' || n.did || '/app.bulleted.node/' ||" \
-  " n.rkey)"
+// Columns of a NodeRow, in the order read_row expects. The child count is
+// the one kept in group_counts (one key lookup; no row: no children).
+#define NODE_COLUMNS                                                                      \
+  "n.did, n.rkey, n.cid, n.rev, n.grp, n.parent_raw, n.sort_key, n.sort_key_raw, n.text," \
+  " n.note, n.completed, n.created_at, n.record, n.change_seq,"                           \
+  " coalesce((SELECT g.n FROM group_counts g"                                             \
+  " WHERE g.grp = 'at://' || n.did || '/app.bulleted.node/' || n.rkey), 0)"
 
 // The children page: a range scan of nodes_children, keyset-paginated.
 constexpr const char* kChildrenFirst = "SELECT " NODE_COLUMNS

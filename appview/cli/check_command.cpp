@@ -32,6 +32,7 @@ int run_check_command(const std::vector<std::string>& argv, std::ostream& out, s
                         {"unattachedNodes", report->unattached},
                         {"danglingNodes", report->dangling},
                         {"nodesInCycles", report->in_cycles},
+                        {"wrongChildCounts", report->wrong_counts},
                         {"reposByStatus", report->repos_by_status},
                         {"reposBySyncState", report->repos_by_sync_state}}
              .dump(2)

@@ -348,6 +348,56 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
   EXPECT_EQ(report->nodes, 10);
 }
 
+TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
+  auto count_of = [&](const std::string& rkey) {
+    auto node = store_->node("did:plc:alice", rkey);
+    EXPECT_TRUE(node.has_value()) << rkey;
+    return node ? node->child_count : -1;
+  };
+  apply({upsert({.rkey = "p"}), upsert({.rkey = "q"}), upsert({.rkey = "c1", .parent_rkey = "p"}),
+         upsert({.rkey = "c2", .parent_rkey = "p"}), upsert({.rkey = "c3", .parent_rkey = "p"})});
+  EXPECT_EQ(count_of("p"), 3);
+  EXPECT_EQ(count_of("q"), 0);
+  // A move to another parent, an edit in place, a stale op, a delete.
+  apply({upsert({.rkey = "c1", .parent_rkey = "q", .rev = 2})});
+  apply({upsert({.rkey = "c2", .parent_rkey = "p", .text = "edited", .rev = 2})});
+  apply({upsert({.rkey = "c3", .parent_rkey = "q", .rev = 0})});  // older: ignored
+  EXPECT_EQ(count_of("p"), 2);
+  EXPECT_EQ(count_of("q"), 1);
+  apply({testing::remove("did:plc:alice", "c2", 3)});
+  apply({testing::remove("did:plc:alice", "c2", 4)});  // again: nothing to remove
+  EXPECT_EQ(count_of("p"), 1);
+  // Children arriving before their parent are counted once it arrives.
+  apply({upsert({.rkey = "e1", .parent_rkey = "late"}),
+         upsert({.rkey = "e2", .parent_rkey = "late"})});
+  apply({upsert({.rkey = "late"})});
+  EXPECT_EQ(count_of("late"), 2);
+  auto page = store_->children({.did = "did:plc:alice"});
+  ASSERT_TRUE(page.has_value());
+  for (const auto& row : page->nodes) {
+    auto children =
+        store_->children({.did = "did:plc:alice", .parent_rkey = row.rkey, .limit = 1000});
+    EXPECT_EQ(row.child_count, static_cast<std::int64_t>(children->nodes.size())) << row.rkey;
+  }
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->wrong_counts, 0);
+  EXPECT_TRUE(report->ok());
+  // A deleted repo takes its counts with it.
+  ASSERT_TRUE(store_->set_repo_status("did:plc:alice", RepoStatus::kDeleted).has_value());
+  auto left = query_value<std::int64_t>(store_->database(), "SELECT COUNT(*) FROM group_counts");
+  ASSERT_TRUE(left.has_value());
+  EXPECT_EQ(left->value_or(-1), 0);
+  // A count that no longer matches its group is corruption `check` reports.
+  apply({upsert({.did = "did:plc:bob", .rkey = "b"}),
+         upsert({.did = "did:plc:bob", .rkey = "b1", .parent_rkey = "b"})});
+  ASSERT_TRUE(store_->database().exec("UPDATE group_counts SET n = n + 1").has_value());
+  report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->wrong_counts, 2);
+  EXPECT_FALSE(report->ok());
+}
+
 TEST_F(StoreTest, RepoStatusHidesRestoresAndRemoves) {
   apply({upsert({.rkey = "a"}), upsert({.rkey = "b", .parent_rkey = "a"})});
   for (auto status : {RepoStatus::kTakendown, RepoStatus::kSuspended, RepoStatus::kDeactivated}) {
