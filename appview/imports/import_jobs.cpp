@@ -104,7 +104,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   root.created_at = created_at;
   root.sort_key_valid = true;
   const std::string group = schema::target_group(did, request.parent_rkey);
-  auto guard = locks.lock({group});
+  auto guard = locks.lock(did, {group});
   NeighbourIntent intent;
   intent.parent_rkey = request.parent_rkey;
   intent.position = "last";
@@ -171,7 +171,9 @@ Result<void> place_root_again(schema::Store& store, const schema::ImportJobRow& 
     parent_rkey = first.record->parent->substr(first.record->parent->rfind('/') + 1);
   }
   std::optional<GroupLocks::Guard> guard;
-  if (locks != nullptr) guard.emplace(locks->lock({schema::target_group(job.did, parent_rkey)}));
+  if (locks != nullptr) {
+    guard.emplace(locks->lock(job.did, {schema::target_group(job.did, parent_rkey)}));
+  }
   NeighbourIntent intent;
   intent.parent_rkey = parent_rkey;
   intent.position = "last";
@@ -260,9 +262,10 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
     // The repo moved on: bring the index up to it and commit the same
     // batch, with the same record keys, on top. Nothing is written twice:
     // a commit that did land is found by its first record.
-    spdlog::info("import {}: the repo changed meanwhile; refreshing it and committing rows {}-{} "
-                 "again",
-                 job.id, job.done, after);
+    spdlog::info(
+        "import {}: the repo changed meanwhile; refreshing it and committing rows {}-{} "
+        "again",
+        job.id, job.done, after);
     if (auto refreshed = sink.refresh(store, job.did); !refreshed) {
       committed = std::unexpected(refreshed.error());
     } else if (auto held = sink.holds(store, job.did, rows->front().rkey); held && *held) {

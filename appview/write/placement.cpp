@@ -286,28 +286,49 @@ Result<Placement> place(schema::Store& store, const std::string& did, const Neig
   }
 }
 
+template <class Mutex>
+std::shared_ptr<Mutex> GroupLocks::mutex_of(std::map<std::string, std::weak_ptr<Mutex>>& table,
+                                            const std::string& name) {
+  std::lock_guard held(table_mutex_);
+  auto& slot = table[name];
+  std::shared_ptr<Mutex> mutex = slot.lock();
+  if (!mutex) {
+    mutex = std::make_shared<Mutex>();
+    slot = mutex;
+  }
+  // Forget names nobody holds, now and then.
+  if (table.size() > 4096) {
+    std::erase_if(table, [](const auto& entry) { return entry.second.expired(); });
+  }
+  return mutex;
+}
+
 GroupLocks::Guard GroupLocks::lock(std::vector<std::string> groups) {
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   Guard guard;
   for (const auto& group : groups) {
-    std::shared_ptr<std::mutex> mutex;
-    {
-      std::lock_guard table(table_mutex_);
-      auto& slot = table_[group];
-      mutex = slot.lock();
-      if (!mutex) {
-        mutex = std::make_shared<std::mutex>();
-        slot = mutex;
-      }
-      // Forget groups nobody holds, now and then.
-      if (table_.size() > 4096) {
-        std::erase_if(table_, [](const auto& entry) { return entry.second.expired(); });
-      }
-    }
+    auto mutex = mutex_of(table_, group);
     guard.locks_.emplace_back(*mutex);
     guard.keep_.push_back(std::move(mutex));
   }
+  return guard;
+}
+
+GroupLocks::Guard GroupLocks::lock(const std::string& did, std::vector<std::string> groups,
+                                   TreeAccess tree) {
+  auto tree_mutex = mutex_of(trees_, did);
+  std::shared_lock<std::shared_mutex> shared;
+  std::unique_lock<std::shared_mutex> exclusive;
+  if (tree == TreeAccess::kShared) {
+    shared = std::shared_lock(*tree_mutex);
+  } else {
+    exclusive = std::unique_lock(*tree_mutex);
+  }
+  Guard guard = lock(std::move(groups));
+  guard.tree_keep_ = std::move(tree_mutex);
+  guard.shared_ = std::move(shared);
+  guard.exclusive_ = std::move(exclusive);
   return guard;
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,14 @@ Result<Placement> place(schema::Store& store, const std::string& did, const Neig
 // Per-group mutexes shared by every request thread. lock() takes one or two
 // groups in a fixed (sorted) order, so two moves in opposite directions
 // cannot deadlock.
+//
+// Before its groups, a write takes its repo's tree lock: shared for writes
+// that add to the tree or move within it (many at once), exclusive for a
+// subtree delete, which must see no child arrive under any node it removes
+// (a create under a grandchild takes no lock the delete holds). The tree
+// lock is always taken first and never while a group is held.
+enum class TreeAccess { kShared, kExclusive };
+
 class GroupLocks {
  public:
   class Guard {
@@ -75,18 +84,33 @@ class GroupLocks {
     Guard& operator=(Guard&&) = delete;
     // Unlocks before the mutexes can go: `keep_` may hold their last owners,
     // and members are destroyed in reverse order (a freed mutex unlocked).
-    ~Guard() { locks_.clear(); }
+    ~Guard() {
+      locks_.clear();
+      shared_ = {};
+      exclusive_ = {};
+    }
 
    private:
     friend class GroupLocks;
-    std::vector<std::unique_lock<std::mutex>> locks_;
+    std::shared_ptr<std::shared_mutex> tree_keep_;
     std::vector<std::shared_ptr<std::mutex>> keep_;
+    std::shared_lock<std::shared_mutex> shared_;
+    std::unique_lock<std::shared_mutex> exclusive_;
+    std::vector<std::unique_lock<std::mutex>> locks_;
   };
+  // The tree lock of `did` (as `tree` says), then `groups`.
+  Guard lock(const std::string& did, std::vector<std::string> groups,
+             TreeAccess tree = TreeAccess::kShared);
+  // `groups` alone (no tree lock).
   Guard lock(std::vector<std::string> groups);
 
  private:
+  template <class Mutex>
+  std::shared_ptr<Mutex> mutex_of(std::map<std::string, std::weak_ptr<Mutex>>& table,
+                                  const std::string& name);
   std::mutex table_mutex_;
   std::map<std::string, std::weak_ptr<std::mutex>> table_;
+  std::map<std::string, std::weak_ptr<std::shared_mutex>> trees_;
 };
 
 }  // namespace bulleted::appview

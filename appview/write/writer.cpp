@@ -114,9 +114,10 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
   return committed;
 }
 
-GroupLocks::Guard Writer::lock(const std::string& did, std::vector<std::string> groups) {
+GroupLocks::Guard Writer::lock(const std::string& did, std::vector<std::string> groups,
+                               TreeAccess tree) {
   if (std::string repo = sink_.repo_lock(did); !repo.empty()) groups.push_back(std::move(repo));
-  return locks_.lock(std::move(groups));
+  return locks_.lock(did, std::move(groups), tree);
 }
 
 template <class T, class Attempt>
@@ -233,7 +234,9 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
                                    const std::string& rkey) {
   auto row = store.node(did, rkey);
   if (!row) return std::unexpected(row.error());
-  auto guard = lock(did, {row->group, schema::children_group(did, rkey)});
+  // Exclusive: no create or move may add a child under any node of the
+  // subtree while it is collected and deleted.
+  auto guard = lock(did, {row->group, schema::children_group(did, rkey)}, TreeAccess::kExclusive);
   return with_refresh<std::size_t>(store, did, [&](int) -> Result<std::size_t> {
     if (auto still = store.node(did, rkey); !still) return std::unexpected(still.error());
     // The subtree, breadth first; a parent cycle is visited once.

@@ -118,7 +118,8 @@ class Writer {
   Result<std::size_t> remove(schema::Store& store, const std::string& did, const std::string& rkey);
 
  private:
-  GroupLocks::Guard lock(const std::string& did, std::vector<std::string> groups);
+  GroupLocks::Guard lock(const std::string& did, std::vector<std::string> groups,
+                         TreeAccess tree = TreeAccess::kShared);
   template <class T, class Attempt>
   Result<T> with_refresh(schema::Store& store, const std::string& did, Attempt attempt);
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -173,6 +175,63 @@ TEST_F(WritePathTest, TheWriterRetriesOnceWhenTheRepoChangedThenGivesUp) {
   NeighbourIntent first;
   first.position = "first";
   EXPECT_EQ(mover.move(*store_, kDid, made->rkey, first).error().code, ErrorCode::kStaleNeighbours);
+}
+
+TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
+  // Creates under a grandchild of D take only that grandchild's group; the
+  // delete of D takes D's. Raced many times, no create may land under a
+  // node the delete removed (a dangling child, which `check` counts).
+  const std::string path = dir_.file("index.db");
+  LocalSink sink(clock_);
+  Writer writer(locks_, clock_, sink);
+  auto under = [](const std::optional<std::string>& parent) {
+    NeighbourIntent intent;
+    intent.parent_rkey = parent;
+    return intent;
+  };
+  int landed = 0;
+  for (int round = 0; round < 40; ++round) {
+    auto d = writer.create(*store_, kDid, under(std::nullopt), {.text = "d"});
+    ASSERT_TRUE(d.has_value()) << d.error().message;
+    auto e = writer.create(*store_, kDid, under(d->rkey), {.text = "e"});
+    ASSERT_TRUE(e.has_value());
+    auto p = writer.create(*store_, kDid, under(e->rkey), {.text = "p"});
+    ASSERT_TRUE(p.has_value());
+    std::atomic<bool> go{false};
+    std::atomic<int> made{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+      threads.emplace_back([&] {
+        auto store = schema::Store::open(path);
+        ASSERT_TRUE(store.has_value());
+        LocalSink own_sink(clock_);
+        Writer own(locks_, clock_, own_sink);
+        while (!go) std::this_thread::yield();
+        for (int i = 0; i < 50; ++i) {
+          if (!own.create(**store, kDid, under(p->rkey), {.text = "late"})) break;
+          ++made;
+        }
+      });
+    }
+    threads.emplace_back([&] {
+      auto store = schema::Store::open(path);
+      ASSERT_TRUE(store.has_value());
+      LocalSink own_sink(clock_);
+      Writer own(locks_, clock_, own_sink);
+      while (!go) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 5)));
+      auto removed = own.remove(**store, kDid, d->rkey);
+      ASSERT_TRUE(removed.has_value()) << removed.error().message;
+    });
+    go = true;
+    for (auto& thread : threads) thread.join();
+    landed += made;
+    auto report = store_->integrity_report();
+    ASSERT_TRUE(report.has_value());
+    ASSERT_EQ(report->dangling, 0) << "round " << round;
+    EXPECT_EQ(report->nodes, 0) << "the subtree and everything created in it are gone";
+  }
+  EXPECT_GT(landed, 0) << "creates did run alongside the deletes";
 }
 
 TEST(GroupLocksTest, TwoGroupsInEitherOrderNeverDeadlockAndExcludeEachOther) {
