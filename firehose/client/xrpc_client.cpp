@@ -83,27 +83,6 @@ class HttpXrpcClient final : public XrpcClient {
 
 }  // namespace
 
-std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const auto& [name, value] : fields) {
-    if (!out.empty()) out.push_back('&');
-    for (const std::string* part : {&name, &value}) {
-      for (unsigned char c : *part) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-          out.push_back(static_cast<char>(c));
-        } else {
-          out.push_back('%');
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        }
-      }
-      if (part == &name) out.push_back('=');
-    }
-  }
-  return out;
-}
-
 std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
                                                   std::size_t max_body_bytes) {
   return std::make_shared<HttpXrpcClient>(timeout, max_body_bytes);
