@@ -147,7 +147,11 @@ try {
     const opml = await q('exportOutline', { repo: alice, format: 'opml' });
     const text = typeof opml === 'string' ? opml : new TextDecoder().decode(opml);
     assert(text.includes('<opml') && text.includes('child, edited'), 'the OPML document');
-    const plain = await q('exportOutline', { repo: alice, root: first, format: 'text' });
+    // One export per client at a time (limits.maxConcurrentExports): the
+    // first one's slot is freed just after its last byte, so a client asking
+    // again at once may be told to wait, as the 429 says.
+    const plain = await waitFor('the second export', () => q('exportOutline', { repo: alice, root: first, format: 'text' })
+      .catch((err) => { if (/still running/.test(err.message)) return null; throw err; }), 10000, 200);
     const plainText = typeof plain === 'string' ? plain : new TextDecoder().decode(plain);
     assert(plainText.includes('child, edited') && !plainText.includes('top 2'), 'the subtree as text');
 
