@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -200,27 +201,28 @@ TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
     std::atomic<bool> go{false};
     std::atomic<int> made{0};
     std::vector<std::thread> threads;
-    for (int t = 0; t < 3; ++t) {
-      threads.emplace_back([&] {
+    // A thread with a connection and a writer of its own, started with the rest.
+    auto writer_thread = [&](std::function<void(schema::Store&, Writer&)> body) {
+      threads.emplace_back([&, body = std::move(body)] {
         auto store = schema::Store::open(path);
         ASSERT_TRUE(store.has_value());
         LocalSink own_sink(clock_);
         Writer own(locks_, clock_, own_sink);
         while (!go) std::this_thread::yield();
+        body(**store, own);
+      });
+    };
+    for (int t = 0; t < 3; ++t) {
+      writer_thread([&](schema::Store& store, Writer& own) {
         for (int i = 0; i < 50; ++i) {
-          if (!own.create(**store, kDid, under(p->rkey), {.text = "late"})) break;
+          if (!own.create(store, kDid, under(p->rkey), {.text = "late"})) break;
           ++made;
         }
       });
     }
-    threads.emplace_back([&] {
-      auto store = schema::Store::open(path);
-      ASSERT_TRUE(store.has_value());
-      LocalSink own_sink(clock_);
-      Writer own(locks_, clock_, own_sink);
-      while (!go) std::this_thread::yield();
+    writer_thread([&](schema::Store& store, Writer& own) {
       std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 5)));
-      auto removed = own.remove(**store, kDid, d->rkey);
+      auto removed = own.remove(store, kDid, d->rkey);
       ASSERT_TRUE(removed.has_value()) << removed.error().message;
     });
     go = true;
