@@ -139,6 +139,9 @@ class Api {
   CorsPolicy cors_;
 };
 
+// The 429 of a spent rate limit, naming its setting.
+Error rate_limited(int wait, std::string_view setting);
+
 // The token of an `Authorization: Bearer <token>` header, or nullopt.
 std::optional<std::string> bearer_token(const HttpRequestHead& request);
 
