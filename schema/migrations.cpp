@@ -1,7 +1,10 @@
 #include "schema/migrations.hpp"
 
+#include <chrono>
+#include <functional>
 #include <string>
 
+#include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 
 namespace bulleted::schema {
@@ -154,9 +157,91 @@ CREATE TRIGGER nodes_count_move AFTER UPDATE OF grp ON nodes WHEN OLD.grp <> NEW
     ON CONFLICT (grp) DO UPDATE SET n = n + 1;
 END;
 )sql",
+    // 7: positions in large sibling groups (schema/positions.hpp): counted
+    // blocks at two levels, kept by triggers in the transaction of every
+    // insert, delete and move of a node whose group has blocks; a group that
+    // empties loses them. The blocks of the groups already large are built
+    // after this SQL (build_missing_blocks, with progress).
+    R"sql(
+CREATE TABLE order_blocks (
+  grp TEXT NOT NULL,
+  lvl INTEGER NOT NULL,
+  lo_key TEXT NOT NULL,
+  lo_rkey TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (grp, lvl, lo_key, lo_rkey)
+) WITHOUT ROWID;
+CREATE TRIGGER nodes_blocks_insert AFTER INSERT ON nodes
+WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = NEW.grp) BEGIN
+  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 1 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 1
+     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 2 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 2
+     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+END;
+CREATE TRIGGER nodes_blocks_delete AFTER DELETE ON nodes
+WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = OLD.grp) BEGIN
+  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 1 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 1
+     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 2 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 2
+     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+END;
+CREATE TRIGGER nodes_blocks_move AFTER UPDATE OF grp, sort_key ON nodes
+WHEN OLD.grp <> NEW.grp OR OLD.sort_key <> NEW.sort_key BEGIN
+  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 1 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 1
+     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 2 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 2
+     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 1 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 1
+     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 2 AND (lo_key, lo_rkey) =
+    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 2
+     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+END;
+CREATE TRIGGER group_counts_empty AFTER DELETE ON group_counts BEGIN
+  DELETE FROM order_blocks WHERE grp = OLD.grp;
+END;
+)sql",
 };
 
+// What each step adds, for progress reports.
+constexpr const char* kStepNames[] = {
+    "the index",
+    "bearer tokens",
+    "PDS sessions",
+    "import jobs",
+    "OAuth sessions and keys",
+    "child counts of every sibling group",
+    "counted blocks of large sibling groups",
+};
+static_assert(std::size(kStepNames) == std::size(kMigrations));
+
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));
+constexpr int kBlocksVersion = 7;
+
+// Reports a step's progress at most every two seconds: from SQLite's
+// progress handler while one statement runs, and from counted work.
+struct Heartbeat {
+  std::function<void()> report;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+
+  void maybe_report() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::seconds(2)) return;
+    last = now;
+    report();
+  }
+  static int tick(void* self) {
+    static_cast<Heartbeat*>(self)->maybe_report();
+    return 0;  // never interrupts
+  }
+};
 
 Result<int> user_version(Database& db) {
   auto stmt = db.prepare("PRAGMA user_version");
@@ -170,7 +255,8 @@ Result<int> user_version(Database& db) {
 
 int latest_schema_version() { return kLatest; }
 
-Result<void> migrate(Database& db) {
+Result<void> migrate(Database& db,
+                     const std::function<void(const MigrationProgress&)>& progress) {
   auto version = user_version(db);
   if (!version) return std::unexpected(version.error());
   if (*version > kLatest) {
@@ -179,13 +265,42 @@ Result<void> migrate(Database& db) {
                     ", newer than this binary's " + std::to_string(kLatest) +
                     "; run a newer bulleted-appview");
   }
+  // A step on an existing index may take minutes (a million nodes): each
+  // reports its start, its counted work, a heartbeat every few seconds while
+  // SQLite runs one long statement, and how long it took.
+  const bool fresh = *version == 0;
   for (int v = *version; v < kLatest; ++v) {
-    auto tx = Transaction::begin(db, Transaction::Kind::kWrite);
-    if (!tx) return std::unexpected(tx.error());
-    if (auto r = db.exec(kMigrations[v]); !r) return r;
-    const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
-    if (auto r = db.exec(bump.c_str()); !r) return r;
-    if (auto r = tx->commit(); !r) return r;
+    MigrationProgress step{.version = v + 1, .what = kStepNames[v]};
+    const auto start = std::chrono::steady_clock::now();
+    auto report = [&] {
+      step.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (progress && !fresh) progress(step);
+    };
+    report();
+    Heartbeat heartbeat{report};
+    if (!fresh) sqlite3_progress_handler(db.handle(), 100'000, &Heartbeat::tick, &heartbeat);
+    auto run = [&]() -> Result<void> {
+      auto tx = Transaction::begin(db, Transaction::Kind::kWrite);
+      if (!tx) return std::unexpected(tx.error());
+      if (auto r = db.exec(kMigrations[v]); !r) return r;
+      if (v + 1 == kBlocksVersion) {
+        auto r = build_missing_blocks(db, [&](std::int64_t done, std::int64_t total) {
+          step.done = done;
+          step.total = total;
+          heartbeat.maybe_report();
+        });
+        if (!r) return r;
+      }
+      const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
+      if (auto r = db.exec(bump.c_str()); !r) return r;
+      return tx->commit();
+    };
+    auto result = run();
+    sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
+    if (!result) return result;
+    step.finished = true;
+    report();
   }
   return {};
 }

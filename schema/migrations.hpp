@@ -3,6 +3,10 @@
 // transaction.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
 #include "schema/error.hpp"
 
 namespace bulleted::schema {
@@ -12,8 +16,20 @@ class Database;
 // The newest version this binary knows.
 int latest_schema_version();
 
+// Where a migration step is: reported when it starts, every few seconds
+// while it runs, and when it has finished; never for a new file.
+struct MigrationProgress {
+  int version = 0;         // the version the step reaches
+  std::string_view what;   // what it adds
+  std::int64_t done = 0;   // nodes done, for a step that counts them
+  std::int64_t total = 0;  // 0: the step does not count
+  bool finished = false;
+  double seconds = 0;  // since the step started
+};
+
 // Brings the file up to latest_schema_version(); a newer file is
 // kSchemaTooNew and is left untouched.
-Result<void> migrate(Database& db);
+Result<void> migrate(Database& db,
+                     const std::function<void(const MigrationProgress&)>& progress = {});
 
 }  // namespace bulleted::schema

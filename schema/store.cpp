@@ -6,6 +6,7 @@
 
 #include "schema/checkpointer.hpp"
 #include "schema/migrations.hpp"
+#include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
 
@@ -22,7 +23,8 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 // Writes the record unless its row holds the same or a newer rev (the rev
 // guard is the statement's own, so the row is looked up once); false when
 // the op was stale.
-Result<bool> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
+Result<bool> upsert_node(Database& db, const RecordOp& op, std::string_view group,
+                         std::int64_t seq) {
   const NodeRecord& record = *op.record;
   auto stmt = db.prepare(
       "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
@@ -35,7 +37,6 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, std::int64_t seq) {
       " record = excluded.record, change_seq = excluded.change_seq"
       " WHERE excluded.rev > nodes.rev");
   if (!stmt) return pass(stmt);
-  const std::string group = sibling_group(op.did, record.parent);
   const std::string json = to_json_text(record);
   (*stmt)
       ->bind_view(1, op.did)
@@ -182,7 +183,7 @@ int Store::schema_version() { return latest_schema_version(); }
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreOptions& options) {
   auto db = Database::open(path, options.busy_timeout_ms);
   if (!db) return std::unexpected(db.error());
-  if (auto r = migrate(**db); !r) return std::unexpected(r.error());
+  if (auto r = migrate(**db, options.on_migration); !r) return std::unexpected(r.error());
   std::shared_ptr<Checkpointer> checkpointer;
   if (options.background_checkpoints) {
     checkpointer = Checkpointer::for_path(path);
@@ -200,6 +201,8 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   std::int64_t seq = *counter;
   ApplyOutcome outcome;
   std::map<std::string, bool, std::less<>> deleted_repo;  // did -> status is deleted
+  // Where nodes were written, for the counted blocks' balance.
+  std::map<std::string, std::vector<SiblingKey>> written;
   for (const RecordOp& op : batch.ops) {
     auto known = deleted_repo.find(op.did);
     if (known == deleted_repo.end()) {
@@ -221,17 +224,26 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       continue;
     }
     const bool deleting = op.kind == OpKind::kDelete || !op.record;
-    auto applied = deleting ? delete_node(*db_, op, seq + 1) : upsert_node(*db_, op, seq + 1);
+    std::string group = deleting ? std::string() : sibling_group(op.did, op.record->parent);
+    auto applied =
+        deleting ? delete_node(*db_, op, seq + 1) : upsert_node(*db_, op, group, seq + 1);
     if (!applied) return pass(applied);
     if (!*applied) {
       ++outcome.stale;
       continue;
+    }
+    if (!deleting) {
+      written[std::move(group)].push_back(
+          SiblingKey{std::string(op.record->effective_sort_key()), op.rkey});
     }
     if (!deleting && *tombstone) {
       if (auto r = clear_tombstone(*db_, op); !r) return pass(r);
     }
     ++seq;
     ++outcome.applied;
+  }
+  for (const auto& [group, keys] : written) {
+    if (auto r = rebalance(*db_, group, keys); !r) return pass(r);
   }
   // Only the newest rev of each repo matters.
   std::map<std::string_view, std::string_view> newest_revs;
@@ -380,6 +392,9 @@ Result<IntegrityReport> Store::integrity_report() {
       !r) {
     return pass(r);
   }
+  auto blocks = wrong_blocks(*db_);
+  if (!blocks) return pass(blocks);
+  report.wrong_blocks = *blocks;
   for (const char* sql : {"SELECT status, COUNT(*) FROM repos GROUP BY status",
                           "SELECT sync_state, COUNT(*) FROM repos GROUP BY sync_state"}) {
     auto stmt = db_->prepare(sql);

@@ -28,6 +28,7 @@
 
 #include "schema/error.hpp"
 #include "schema/import_state.hpp"
+#include "schema/migrations.hpp"
 #include "schema/node_record.hpp"
 
 namespace bulleted::schema {
@@ -211,11 +212,12 @@ struct IntegrityReport {
   std::int64_t dangling = 0;        // parent node not (yet) in the index
   std::int64_t in_cycles = 0;       // nodes whose parents lead round in a circle
   std::int64_t wrong_counts = 0;    // sibling groups whose kept child count is not their size
+  std::int64_t wrong_blocks = 0;    // counted blocks of positions that are off (schema/positions.hpp)
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
   // The database itself is sound (odd records are counted, not failures).
-  bool ok() const { return sqlite_check == "ok" && wrong_counts == 0; }
+  bool ok() const { return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0; }
 };
 
 struct StoreOptions {
@@ -223,6 +225,8 @@ struct StoreOptions {
   // WAL checkpoints on a background thread shared by every Store of the file
   // (schema/checkpointer.hpp) instead of at this connection's commits.
   bool background_checkpoints = true;
+  // Progress of migrations run at open (an existing file only).
+  std::function<void(const MigrationProgress&)> on_migration;
 };
 
 // The leading characters of a token digest that the index narrows on.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "schema/base64.hpp"
+#include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
@@ -56,11 +57,18 @@ NodeRow read_row(const Statement& stmt) {
   row.record_json = stmt.text(12);
   row.change_seq = stmt.integer(13);
   row.child_count = stmt.integer(14);
-  const std::string node_prefix = "at://" + row.did + "/" + std::string(kNodeCollection) + "/";
-  if (row.group.starts_with(node_prefix)) {
-    row.parent_rkey = row.group.substr(node_prefix.size());
+  // "at://<did>/app.bulleted.node/<rkey>" names the parent; "at://<did>"
+  // is the top level; anything else is unattached.
+  std::string_view rest(row.group);
+  const bool own = rest.starts_with("at://") && rest.substr(5).starts_with(row.did);
+  if (own) rest.remove_prefix(5 + row.did.size());
+  if (own && rest.empty()) return row;
+  if (own && rest.size() > kNodeCollection.size() + 2 && rest[0] == '/' &&
+      rest.substr(1, kNodeCollection.size()) == kNodeCollection &&
+      rest[1 + kNodeCollection.size()] == '/') {
+    row.parent_rkey = std::string(rest.substr(kNodeCollection.size() + 2));
   } else {
-    row.unattached = row.group != root_group(row.did);
+    row.unattached = true;
   }
   return row;
 }
@@ -214,14 +222,12 @@ Result<Position> Store::position(std::string_view did, std::string_view rkey) {
   if (!tx) return pass(tx);
   auto anchor = visible_node(did, rkey);
   if (!anchor) return pass(anchor);
-  auto stmt = db_->prepare(
-      "SELECT (SELECT COUNT(*) FROM nodes WHERE grp = ?1 AND (sort_key, rkey) < (?2, ?3)),"
-      " (SELECT COUNT(*) FROM nodes WHERE grp = ?1)");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, anchor->group).bind(2, anchor->sort_key).bind(3, anchor->rkey);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  return Position{(*stmt)->integer(0), (*stmt)->integer(1)};
+  auto index = count_before(*db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey});
+  if (!index) return pass(index);
+  auto size = query_value<std::int64_t>(*db_, "SELECT n FROM group_counts WHERE grp = ?1",
+                                        anchor->group);
+  if (!size) return pass(size);
+  return Position{*index, size->value_or(0)};
 }
 
 Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
@@ -411,14 +417,7 @@ Result<std::vector<SiblingKey>> Store::sibling_keys(std::string_view group,
 
 Result<std::optional<SiblingKey>> Store::sibling_key_at(std::string_view group,
                                                         std::int64_t index) {
-  auto stmt = db_->prepare(
-      "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1 OFFSET ?2");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, group).bind(2, index);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<SiblingKey>();
-  return std::optional<SiblingKey>(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+  return key_at(*db_, group, index);
 }
 
 Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {

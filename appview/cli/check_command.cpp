@@ -33,6 +33,7 @@ int run_check_command(const std::vector<std::string>& argv, std::ostream& out, s
                         {"danglingNodes", report->dangling},
                         {"nodesInCycles", report->in_cycles},
                         {"wrongChildCounts", report->wrong_counts},
+                        {"wrongPositionBlocks", report->wrong_blocks},
                         {"reposByStatus", report->repos_by_status},
                         {"reposBySyncState", report->repos_by_sync_state}}
              .dump(2)

@@ -1,5 +1,6 @@
 #include "appview/cli/common.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <ostream>
 
@@ -32,7 +33,23 @@ std::unique_ptr<schema::Store> open_store_or_report(const appview::Config& confi
     std::error_code ignored;
     std::filesystem::create_directories(parent, ignored);
   }
-  auto store = schema::Store::open(config.db_path, {.busy_timeout_ms = config.busy_timeout_ms});
+  // Migrating an existing index may take a while: say what is happening.
+  auto on_migration = [&err](const schema::MigrationProgress& step) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f s", step.seconds);
+    err << "migrating the index to schema " << step.version << " (" << step.what << "): ";
+    if (step.finished) {
+      err << "done in " << seconds << "\n";
+    } else if (step.total > 0) {
+      err << step.done << " of " << step.total << " nodes, " << seconds << "\n";
+    } else {
+      err << (step.seconds == 0 ? std::string("started") : std::string("working, ") + seconds)
+          << "\n";
+    }
+    err.flush();
+  };
+  auto store = schema::Store::open(
+      config.db_path, {.busy_timeout_ms = config.busy_timeout_ms, .on_migration = on_migration});
   if (!store) {
     err << "error: cannot open the database " << config.db_path << ": " << store.error().message
         << "\n";

@@ -1,0 +1,331 @@
+#include "schema/positions.hpp"
+
+#include <tuple>
+
+#include "schema/sqlite.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+// A block: its lower bound and the nodes in its range.
+struct Block {
+  SiblingKey lo;
+  std::int64_t n = 0;
+};
+
+bool less(const SiblingKey& a, const SiblingKey& b) {
+  return std::tie(a.sort_key, a.rkey) < std::tie(b.sort_key, b.rkey);
+}
+
+const SiblingKey kBottom{"", ""};
+
+Result<bool> has_blocks(Database& db, std::string_view group) {
+  auto found = query_value<std::int64_t>(db, "SELECT 1 FROM order_blocks WHERE grp = ?1 LIMIT 1",
+                                         group);
+  if (!found) return pass(found);
+  return found->has_value();
+}
+
+// The level's blocks from `from` (a bound of the level) on, in order, until
+// `visit` returns false.
+template <class Visit>
+Result<void> scan_level(Database& db, std::string_view group, int level, const SiblingKey& from,
+                        Visit&& visit) {
+  auto stmt = db.prepare(
+      "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+      " AND (lo_key, lo_rkey) >= (?3, ?4) ORDER BY lo_key, lo_rkey");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, group).bind(2, level).bind_view(3, from.sort_key).bind_view(4, from.rkey);
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return {};
+    if (!visit(Block{{(*stmt)->text(0), (*stmt)->text(1)}, (*stmt)->integer(2)})) return {};
+  }
+}
+
+// The block of `level` whose range holds `key`.
+Result<std::optional<Block>> containing(Database& db, std::string_view group, int level,
+                                        const SiblingKey& key) {
+  auto stmt = db.prepare(
+      "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+      " AND (lo_key, lo_rkey) <= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, group).bind(2, level).bind_view(3, key.sort_key).bind_view(4, key.rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Block>();
+  return std::optional<Block>(Block{{(*stmt)->text(0), (*stmt)->text(1)}, (*stmt)->integer(2)});
+}
+
+// Nodes of the group in [from, to).
+Result<std::int64_t> count_range(Database& db, std::string_view group, const SiblingKey& from,
+                                 const SiblingKey& to) {
+  auto count = query_value<std::int64_t>(
+      db,
+      "SELECT count(*) FROM nodes WHERE grp = ?1 AND (sort_key, rkey) >= (?2, ?3)"
+      " AND (sort_key, rkey) < (?4, ?5)",
+      group, from.sort_key, from.rkey, to.sort_key, to.rkey);
+  if (!count) return pass(count);
+  return count->value_or(0);
+}
+
+// The node `offset` places after `from` (a bound) in the group.
+Result<std::optional<SiblingKey>> node_after(Database& db, std::string_view group,
+                                             const SiblingKey& from, std::int64_t offset) {
+  auto stmt = db.prepare(
+      "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) >= (?2, ?3)"
+      " ORDER BY sort_key, rkey LIMIT 1 OFFSET ?4");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, group).bind_view(2, from.sort_key).bind_view(3, from.rkey).bind(4, offset);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<SiblingKey>();
+  return std::optional<SiblingKey>(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+}
+
+Result<void> insert_block(Database& db, std::string_view group, int level, const Block& block) {
+  auto stmt = db.prepare(
+      "INSERT INTO order_blocks (grp, lvl, lo_key, lo_rkey, n) VALUES (?1, ?2, ?3, ?4, ?5)");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind_view(1, group)
+      .bind(2, level)
+      .bind_view(3, block.lo.sort_key)
+      .bind_view(4, block.lo.rkey)
+      .bind(5, block.n);
+  return (*stmt)->run();
+}
+
+Result<void> set_count(Database& db, std::string_view group, int level, const Block& block) {
+  auto stmt = db.prepare(
+      "UPDATE order_blocks SET n = ?5 WHERE grp = ?1 AND lvl = ?2 AND lo_key = ?3 AND lo_rkey = ?4");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind_view(1, group)
+      .bind(2, level)
+      .bind_view(3, block.lo.sort_key)
+      .bind_view(4, block.lo.rkey)
+      .bind(5, block.n);
+  return (*stmt)->run();
+}
+
+// The blocks of `level` - 1 inside `parent` (a block of `level` >= 2), in
+// order: the next bound of `level` ends them.
+Result<std::vector<Block>> children_of(Database& db, std::string_view group, int level,
+                                       const Block& parent) {
+  std::optional<SiblingKey> end;
+  if (auto r = scan_level(db, group, level, parent.lo,
+                          [&](const Block& block) {
+                            if (!less(parent.lo, block.lo)) return true;  // the parent itself
+                            end = block.lo;
+                            return false;
+                          });
+      !r) {
+    return pass(r);
+  }
+  std::vector<Block> children;
+  if (auto r = scan_level(db, group, level - 1, parent.lo,
+                          [&](const Block& block) {
+                            if (end && !less(block.lo, *end)) return false;
+                            children.push_back(block);
+                            return true;
+                          });
+      !r) {
+    return pass(r);
+  }
+  return children;
+}
+
+// Splits the blocks holding `key` that outgrew twice the fan-out, bottom up
+// (a level-1 split adds a child to its level-2 block).
+Result<void> split_around(Database& db, std::string_view group, const SiblingKey& key) {
+  for (int level = 1; level <= kBlockLevels; ++level) {
+    auto block = containing(db, group, level, key);
+    if (!block) return pass(block);
+    if (!*block) return {};
+    Block right;
+    if (level == 1) {
+      if ((*block)->n <= 2 * kBlockFanout) return {};
+      auto middle = node_after(db, group, (*block)->lo, (*block)->n / 2);
+      if (!middle) return pass(middle);
+      if (!*middle) return {};  // the count is off; `check` reports it
+      right = Block{std::move(**middle), (*block)->n - (*block)->n / 2};
+    } else {
+      auto children = children_of(db, group, level, **block);
+      if (!children) return pass(children);
+      if (static_cast<std::int64_t>(children->size()) <= 2 * kBlockFanout) return {};
+      const std::size_t half = children->size() / 2;
+      right.lo = (*children)[half].lo;
+      for (std::size_t i = half; i < children->size(); ++i) right.n += (*children)[i].n;
+    }
+    (*block)->n -= right.n;
+    if (auto r = set_count(db, group, level, **block); !r) return r;
+    if (auto r = insert_block(db, group, level, right); !r) return r;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key) {
+  // Top down: at each level, the blocks from the bound reached so far up to
+  // the one holding `key`; their counts, but for that last one's, add up.
+  SiblingKey from = kBottom;
+  std::int64_t before = 0;
+  for (int level = kBlockLevels; level >= 1; --level) {
+    std::optional<Block> holder;
+    std::int64_t sum = 0;
+    auto r = scan_level(db, group, level, from, [&](const Block& block) {
+      if (less(key, block.lo)) return false;
+      if (holder) sum += holder->n;
+      holder = block;
+      return true;
+    });
+    if (!r) return pass(r);
+    if (!holder) break;  // no blocks: count the nodes directly
+    before += sum;
+    from = std::move(holder->lo);
+  }
+  auto rest = count_range(db, group, from, key);
+  if (!rest) return pass(rest);
+  return before + *rest;
+}
+
+Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
+                                         std::int64_t index) {
+  if (index < 0) return std::optional<SiblingKey>();
+  SiblingKey from = kBottom;
+  std::int64_t remaining = index;
+  for (int level = kBlockLevels; level >= 1; --level) {
+    std::optional<SiblingKey> holder;
+    bool any = false;
+    auto r = scan_level(db, group, level, from, [&](const Block& block) {
+      any = true;
+      if (remaining < block.n) {
+        holder = block.lo;
+        return false;
+      }
+      remaining -= block.n;
+      return true;
+    });
+    if (!r) return pass(r);
+    if (!any) break;                                        // no blocks
+    if (!holder) return std::optional<SiblingKey>();  // past the end
+    from = std::move(*holder);
+  }
+  return node_after(db, group, from, remaining);
+}
+
+Result<void> build_blocks(Database& db, std::string_view group) {
+  {
+    auto clear = db.prepare("DELETE FROM order_blocks WHERE grp = ?1");
+    if (!clear) return pass(clear);
+    (*clear)->bind_view(1, group);
+    if (auto r = (*clear)->run(); !r) return r;
+  }
+  std::vector<Block> leaves;
+  {
+    auto stmt = db.prepare("SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey");
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, group);
+    std::int64_t i = 0;
+    while (true) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      if (i++ % kBlockFanout == 0) {
+        leaves.push_back(
+            Block{leaves.empty() ? kBottom : SiblingKey{(*stmt)->text(0), (*stmt)->text(1)}, 0});
+      }
+      ++leaves.back().n;
+    }
+  }
+  // Each level groups kBlockFanout blocks of the one below (half of what a
+  // block may hold before it splits: room to grow either way).
+  std::vector<Block> level = std::move(leaves);
+  for (int depth = 1; depth <= kBlockLevels && !level.empty(); ++depth) {
+    std::vector<Block> above;
+    for (std::size_t i = 0; i < level.size(); ++i) {
+      if (auto r = insert_block(db, group, depth, level[i]); !r) return r;
+      if (i % kBlockFanout == 0) above.push_back(Block{level[i].lo, 0});
+      above.back().n += level[i].n;
+    }
+    level = std::move(above);
+  }
+  return {};
+}
+
+Result<void> rebalance(Database& db, std::string_view group,
+                       const std::vector<SiblingKey>& written) {
+  auto blocked = has_blocks(db, group);
+  if (!blocked) return pass(blocked);
+  if (!*blocked) {
+    auto size = query_value<std::int64_t>(db, "SELECT n FROM group_counts WHERE grp = ?1", group);
+    if (!size) return pass(size);
+    if (size->value_or(0) > kBlockedGroup) return build_blocks(db, group);
+    return {};
+  }
+  for (const SiblingKey& key : written) {
+    if (auto r = split_around(db, group, key); !r) return r;
+  }
+  return {};
+}
+
+Result<void> build_missing_blocks(
+    Database& db, const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  std::vector<std::pair<std::string, std::int64_t>> groups;
+  {
+    auto stmt = db.prepare(
+        "SELECT g.grp, g.n FROM group_counts g WHERE g.n > ?1"
+        " AND NOT EXISTS (SELECT 1 FROM order_blocks b WHERE b.grp = g.grp)");
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind(1, kBlockedGroup);
+    while (true) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      groups.emplace_back((*stmt)->text(0), (*stmt)->integer(1));
+    }
+  }
+  std::int64_t total = 0;
+  for (const auto& group : groups) total += group.second;
+  std::int64_t done = 0;
+  if (progress) progress(done, total);
+  for (const auto& [group, size] : groups) {
+    if (auto r = build_blocks(db, group); !r) return r;
+    done += size;
+    if (progress) progress(done, total);
+  }
+  return {};
+}
+
+Result<std::int64_t> wrong_blocks(Database& db) {
+  // A block's range ends at the next bound of its level (char(127) sorts
+  // after every effective key, which are ASCII up to '~').
+  auto miscounted = query_value<std::int64_t>(
+      db,
+      "SELECT count(*) FROM (SELECT b.grp, b.lo_key, b.lo_rkey, b.n,"
+      "  coalesce(lead(b.lo_key) OVER w, char(127)) AS hi_key,"
+      "  coalesce(lead(b.lo_rkey) OVER w, '') AS hi_rkey"
+      "  FROM order_blocks b WINDOW w AS (PARTITION BY b.grp, b.lvl ORDER BY b.lo_key, b.lo_rkey)) x"
+      " WHERE x.n <> (SELECT count(*) FROM nodes c WHERE c.grp = x.grp"
+      "  AND (c.sort_key, c.rkey) >= (x.lo_key, x.lo_rkey)"
+      "  AND (c.sort_key, c.rkey) < (x.hi_key, x.hi_rkey))");
+  if (!miscounted) return pass(miscounted);
+  auto misshapen = query_value<std::int64_t>(
+      db,
+      "SELECT (SELECT count(*) FROM (SELECT grp, count(DISTINCT lvl) AS levels,"
+      "  sum(lo_key = '' AND lo_rkey = '') AS bottoms FROM order_blocks GROUP BY grp)"
+      "  WHERE levels <> ?1 OR bottoms <> ?1)"
+      " + (SELECT count(*) FROM order_blocks b WHERE b.lvl > 1 AND NOT EXISTS"
+      "  (SELECT 1 FROM order_blocks a WHERE a.grp = b.grp AND a.lvl = b.lvl - 1"
+      "   AND a.lo_key = b.lo_key AND a.lo_rkey = b.lo_rkey))"
+      " + (SELECT count(*) FROM order_blocks b WHERE b.lvl < 1 OR b.lvl > ?1"
+      "  OR NOT EXISTS (SELECT 1 FROM group_counts g WHERE g.grp = b.grp))",
+      kBlockLevels);
+  if (!misshapen) return pass(misshapen);
+  return miscounted->value_or(0) + misshapen->value_or(0);
+}
+
+}  // namespace bulleted::schema

@@ -1,0 +1,69 @@
+// Positions in large sibling groups: a counted structure beside the covering
+// index (SQLite's b-tree keeps no counts, so an index or a position would
+// otherwise cost a scan of everything before it).
+//
+// A group of more than kBlockedGroup nodes has counted blocks in the table
+// order_blocks (schema 7): level 1 cuts the group's (sort_key, rkey) order
+// into ranges of about kBlockFanout nodes, level 2 cuts level 1 into ranges
+// of about kBlockFanout blocks. A block is named by its lower bound (the
+// first block of a level starts at ('', ''), below every key) and holds the
+// number of nodes in its range. Every level-2 bound is also a level-1 bound,
+// so the level-1 blocks starting inside a level-2 block cover it exactly.
+//
+// The counts are kept by triggers on nodes in the transaction of every
+// insert, delete and move, whatever path writes (apply, resync, repo
+// deletion); a group that empties loses its blocks. Splitting a block that
+// grew past twice the fan-out, and building the blocks of a group that grew
+// past kBlockedGroup, is balance, not correctness: Store::apply does it for
+// the groups it wrote into (rebalance), and a group without blocks is
+// counted directly.
+//
+// Cost of a position or an index: one statement a level, each visiting at
+// most 2 * kBlockFanout rows (the top level about n / kBlockFanout^2), plus
+// at most 2 * kBlockFanout index entries of the group's nodes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "schema/error.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::schema {
+
+class Database;
+
+inline constexpr std::int64_t kBlockFanout = 64;
+inline constexpr std::int64_t kBlockedGroup = 256;
+inline constexpr int kBlockLevels = 2;
+
+// The number of nodes of `group` before `key` in (sort_key, rkey) order.
+Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key);
+
+// The node at 0-based `index` of `group`, if the group is that large.
+Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
+                                         std::int64_t index);
+
+// Balance after writes: builds the blocks of `group` when it has none and
+// is larger than kBlockedGroup, else splits the blocks holding `written`
+// keys that grew past twice the fan-out (and their level-2 blocks).
+Result<void> rebalance(Database& db, std::string_view group,
+                       const std::vector<SiblingKey>& written);
+
+// (Re)builds the blocks of one group from its nodes: O(group size).
+Result<void> build_blocks(Database& db, std::string_view group);
+
+// Builds the blocks of every group larger than kBlockedGroup that has none
+// (the schema 7 migration); `progress` gets (nodes done, nodes in all).
+Result<void> build_missing_blocks(
+    Database& db, const std::function<void(std::int64_t, std::int64_t)>& progress);
+
+// For `check`: blocks whose count is not the number of nodes in their range,
+// plus levels that do not start at the bottom or bounds of level 2 that are
+// not bounds of level 1, plus blocks of groups that are gone.
+Result<std::int64_t> wrong_blocks(Database& db);
+
+}  // namespace bulleted::schema
