@@ -33,6 +33,25 @@ using nlohmann::json;
   if (!target##_result) return error_response(target##_result.error()); \
   auto target = std::move(*target##_result)
 
+// An answer written with a JsonWriter.
+HttpResponse written(std::string body) {
+  return HttpResponse{200, "application/json", std::move(body), {}};
+}
+
+// {"<name>": [NodeView...]} and what `more` adds to the object.
+template <class Rows, class More>
+HttpResponse node_list(std::string_view name, const Rows& rows, More&& more) {
+  std::string body;
+  body.reserve(64 + 400 * rows.size());
+  JsonWriter out(body);
+  out.begin_object().key(name).begin_array();
+  for (const auto& row : rows) write_node_view(out, row);
+  out.end_array();
+  more(out);
+  out.end_object();
+  return written(std::move(body));
+}
+
 // ---- queries
 
 HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -40,7 +59,10 @@ HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
   TRY(node, ApiMethods::store(api).node(repo, rkey));
-  return json_response(node_view(node));
+  std::string body;
+  JsonWriter out(body);
+  write_node_view(out, node);
+  return written(std::move(body));
 }
 
 HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -54,11 +76,9 @@ HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request
                                              .limit = static_cast<int>(limit.value_or(100)),
                                              .cursor = params.text("cursor"),
                                              .reverse = reverse.value_or(false)}));
-  json nodes = json::array();
-  for (const auto& row : page.nodes) nodes.push_back(node_view(row));
-  json out = {{"nodes", std::move(nodes)}};
-  if (page.cursor) out["cursor"] = *page.cursor;
-  return json_response(out);
+  return node_list("nodes", page.nodes, [&](JsonWriter& out) {
+    if (page.cursor) out.key("cursor").string(*page.cursor);
+  });
 }
 
 HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -69,11 +89,10 @@ HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) 
   TRY(after, params.integer("after", 0, 1000));
   TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
                                             static_cast<int>(after.value_or(20))));
-  json nodes = json::array();
-  for (const auto& row : window.nodes) nodes.push_back(node_view(row));
-  return json_response({{"nodes", std::move(nodes)},
-                        {"hasBefore", window.has_before},
-                        {"hasAfter", window.has_after}});
+  return node_list("nodes", window.nodes, [&](JsonWriter& out) {
+    out.key("hasBefore").boolean(window.has_before);
+    out.key("hasAfter").boolean(window.has_after);
+  });
 }
 
 HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -87,7 +106,10 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request)
                  .root_rkey = root,
                  .depth = static_cast<int>(depth.value_or(8)),
                  .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))}));
-  return json_response(subtree_view(tree));
+  std::string body;
+  JsonWriter out(body);
+  write_subtree_view(out, tree);
+  return written(std::move(body));
 }
 
 HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -95,9 +117,7 @@ HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& reques
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
   TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
-  json ancestors = json::array();
-  for (const auto& row : chain) ancestors.push_back(node_view(row));
-  return json_response({{"ancestors", std::move(ancestors)}});
+  return node_list("ancestors", chain, [](JsonWriter&) {});
 }
 
 HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
@@ -149,13 +169,21 @@ HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(page, ApiMethods::store(api).changes(
                 repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
                 static_cast<int>(limit.value_or(100))));
-  json changes = json::array();
+  std::string body;
+  JsonWriter out(body);
+  out.begin_object().key("changes").begin_array();
   for (const auto& change : page.changes) {
-    json item = {{"op", change.deleted ? "delete" : "upsert"}, {"rkey", change.rkey}};
-    if (change.node) item["node"] = node_view(*change.node);
-    changes.push_back(std::move(item));
+    out.begin_object();
+    out.key("op").string(change.deleted ? "delete" : "upsert");
+    out.key("rkey").string(change.rkey);
+    if (change.node) {
+      out.key("node");
+      write_node_view(out, *change.node);
+    }
+    out.end_object();
   }
-  return json_response({{"changes", std::move(changes)}, {"cursor", page.cursor}});
+  out.end_array().key("cursor").string(page.cursor).end_object();
+  return written(std::move(body));
 }
 
 // ---- procedures

@@ -1,35 +1,57 @@
 #include "appview/xrpc/views.hpp"
 
+#include "schema/syntax.hpp"
+
 namespace bulleted::appview {
 
 // No field is ever null: an absent value is an absent field (the lexicons
 // declare no nullable field; the standard clients refuse a null).
-nlohmann::json node_view(const schema::NodeRow& row) {
-  nlohmann::json view = {
-      {"uri", row.uri()},
-      {"rkey", row.rkey},
-      {"cid", row.cid},
-      {"sortKey", row.sort_key_raw.value_or("")},
-      {"sortKeyValid", row.sort_key_valid},
-      {"text", row.text},
-      {"completed", row.completed},
-      {"createdAt", row.created_at},
-      {"childCount", row.child_count},
-  };
-  if (row.parent_rkey) view["parent"] = *row.parent_rkey;
-  if (row.note) view["note"] = *row.note;
-  if (row.unattached) view["unattached"] = true;
+void write_node_view(JsonWriter& json, const schema::NodeRow& row) {
+  json.begin_object();
+  json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
+  json.key("rkey").string(row.rkey);
+  json.key("cid").string(row.cid);
+  json.key("sortKey").string(row.sort_key_raw ? std::string_view(*row.sort_key_raw) : "");
+  json.key("sortKeyValid").boolean(row.sort_key_valid);
+  json.key("text").string(row.text);
+  json.key("completed").boolean(row.completed);
+  json.key("createdAt").string(row.created_at);
+  json.key("childCount").number(row.child_count);
+  if (row.parent_rkey) json.key("parent").string(*row.parent_rkey);
+  if (row.note) json.key("note").string(*row.note);
+  if (row.unattached) json.key("unattached").boolean(true);
+  // Only records that carry facets pay for reading them.
   if (auto facets = schema::record_facets(row.text, row.record_json); !facets.is_null()) {
-    view["facets"] = std::move(facets);
+    json.key("facets").raw(facets.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-  return view;
+  json.end_object();
+}
+
+void write_subtree_view(JsonWriter& json, const schema::SubtreeNode& tree) {
+  json.begin_object();
+  if (tree.node) {
+    json.key("node");
+    write_node_view(json, *tree.node);
+  }
+  json.key("children").begin_array();
+  for (const auto& child : tree.children) write_subtree_view(json, child);
+  json.end_array();
+  json.key("more").boolean(tree.more);
+  json.end_object();
+}
+
+nlohmann::json node_view(const schema::NodeRow& row) {
+  std::string text;
+  JsonWriter json(text);
+  write_node_view(json, row);
+  return nlohmann::json::parse(text);
 }
 
 nlohmann::json subtree_view(const schema::SubtreeNode& tree) {
-  nlohmann::json view = {{"children", nlohmann::json::array()}, {"more", tree.more}};
-  if (tree.node) view["node"] = node_view(*tree.node);
-  for (const auto& child : tree.children) view["children"].push_back(subtree_view(child));
-  return view;
+  std::string text;
+  JsonWriter json(text);
+  write_subtree_view(json, tree);
+  return nlohmann::json::parse(text);
 }
 
 }  // namespace bulleted::appview

@@ -1,0 +1,174 @@
+#include "appview/xrpc/json_writer.hpp"
+
+#include <charconv>
+
+namespace bulleted::appview {
+namespace {
+
+// Whether a byte can be copied as it is: printable ASCII but the quote and
+// the backslash.
+constexpr bool plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80),
+// or 0 when it is not one (overlong forms, surrogates and values past
+// U+10FFFF included).
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  const std::size_t left = text.size() - i;
+  auto continuation = [&](std::size_t k) { return (byte(k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && continuation(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !continuation(i + 1) || !continuation(i + 2)) return 0;
+    if (c == 0xE0 && byte(i + 1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && byte(i + 1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !continuation(i + 1) || !continuation(i + 2) || !continuation(i + 3)) return 0;
+    if (c == 0xF0 && byte(i + 1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && byte(i + 1) > 0x8F) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void append_escaped(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t run = i;
+    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) ++run;
+    out.append(text.data() + i, run - i);
+    i = run;
+    if (i == text.size()) break;
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      if (const std::size_t length = utf8_length(text, i); length > 0) {
+        out.append(text.data() + i, length);
+        i += length;
+      } else {
+        out += "\xEF\xBF\xBD";  // U+FFFD for a byte that starts no character
+        ++i;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {
+        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(escaped, sizeof escaped);
+      }
+    }
+    ++i;
+  }
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  append_escaped(out, text);
+  out += '"';
+}
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!filled_.empty()) {
+    if (filled_.back()) out_ += ',';
+    filled_.back() = true;
+  }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  separate();
+  out_ += '{';
+  filled_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  out_ += '}';
+  filled_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  separate();
+  out_ += '[';
+  filled_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  out_ += ']';
+  filled_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  separate();
+  append_json_string(out_, name);
+  out_ += ':';
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view text) {
+  separate();
+  append_json_string(out_, text);
+  return *this;
+}
+
+JsonWriter& JsonWriter::string_of(std::initializer_list<std::string_view> parts) {
+  separate();
+  out_ += '"';
+  for (std::string_view part : parts) append_escaped(out_, part);
+  out_ += '"';
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(std::int64_t value) {
+  separate();
+  char digits[24];
+  const auto written = std::to_chars(digits, digits + sizeof digits, value);
+  out_.append(digits, static_cast<std::size_t>(written.ptr - digits));
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool value) {
+  separate();
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  return *this;
+}
+
+}  // namespace bulleted::appview
