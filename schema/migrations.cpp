@@ -10,6 +10,14 @@
 namespace bulleted::schema {
 namespace {
 
+// A trigger's statement: the count of the level-LEVEL block holding ROW's
+// node (NEW or OLD) moves by SIGN 1; a group without blocks matches nothing.
+#define BLOCK_DELTA(ROW, SIGN, LEVEL)                                                     \
+  "  UPDATE order_blocks SET n = n " SIGN " 1 WHERE grp = " ROW ".grp AND lvl = " LEVEL   \
+  " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = " ROW \
+  ".grp AND lvl = " LEVEL " AND (lo_key, lo_rkey) <= (" ROW ".sort_key, " ROW             \
+  ".rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);\n"
+
 // Each entry moves the schema from version i to i + 1. Never edit a shipped
 // entry: add a new one.
 constexpr const char* kMigrations[] = {
@@ -158,7 +166,7 @@ CREATE TRIGGER nodes_count_move AFTER UPDATE OF grp ON nodes WHEN OLD.grp <> NEW
 END;
 )sql",
     // 7: positions in large sibling groups (schema/positions.hpp): counted
-    // blocks at two levels, kept by triggers in the transaction of every
+    // blocks at three levels, kept by triggers in the transaction of every
     // insert, delete and move of a node whose group has blocks; a group that
     // empties loses them. The blocks of the groups already large are built
     // after this SQL (build_missing_blocks, with progress).
@@ -173,36 +181,16 @@ CREATE TABLE order_blocks (
 ) WITHOUT ROWID;
 CREATE TRIGGER nodes_blocks_insert AFTER INSERT ON nodes
 WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = NEW.grp) BEGIN
-  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 1 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 1
-     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
-  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 2 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 2
-     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+)sql" BLOCK_DELTA("NEW", "+", "1") BLOCK_DELTA("NEW", "+", "2") BLOCK_DELTA("NEW", "+", "3") R"sql(
 END;
 CREATE TRIGGER nodes_blocks_delete AFTER DELETE ON nodes
 WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = OLD.grp) BEGIN
-  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 1 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 1
-     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
-  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 2 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 2
-     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+)sql" BLOCK_DELTA("OLD", "-", "1") BLOCK_DELTA("OLD", "-", "2") BLOCK_DELTA("OLD", "-", "3") R"sql(
 END;
 CREATE TRIGGER nodes_blocks_move AFTER UPDATE OF grp, sort_key ON nodes
 WHEN OLD.grp <> NEW.grp OR OLD.sort_key <> NEW.sort_key BEGIN
-  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 1 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 1
-     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
-  UPDATE order_blocks SET n = n - 1 WHERE grp = OLD.grp AND lvl = 2 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = OLD.grp AND lvl = 2
-     AND (lo_key, lo_rkey) <= (OLD.sort_key, OLD.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
-  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 1 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 1
-     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
-  UPDATE order_blocks SET n = n + 1 WHERE grp = NEW.grp AND lvl = 2 AND (lo_key, lo_rkey) =
-    (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = NEW.grp AND lvl = 2
-     AND (lo_key, lo_rkey) <= (NEW.sort_key, NEW.rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);
+)sql" BLOCK_DELTA("OLD", "-", "1") BLOCK_DELTA("OLD", "-", "2") BLOCK_DELTA("OLD", "-", "3")
+        BLOCK_DELTA("NEW", "+", "1") BLOCK_DELTA("NEW", "+", "2") BLOCK_DELTA("NEW", "+", "3") R"sql(
 END;
 CREATE TRIGGER group_counts_empty AFTER DELETE ON group_counts BEGIN
   DELETE FROM order_blocks WHERE grp = OLD.grp;

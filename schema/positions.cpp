@@ -13,9 +13,20 @@ struct Block {
   std::int64_t n = 0;
 };
 
-bool less(const SiblingKey& a, const SiblingKey& b) {
-  return std::tie(a.sort_key, a.rkey) < std::tie(b.sort_key, b.rkey);
-}
+// A block as a scan meets it: its bound in the statement's row (valid until
+// the next step), so that passing over a block copies nothing.
+struct BlockRow {
+  std::string_view lo_key;
+  std::string_view lo_rkey;
+  std::int64_t n = 0;
+
+  Block block() const { return Block{{std::string(lo_key), std::string(lo_rkey)}, n}; }
+  bool after(const SiblingKey& key) const {  // key < lo
+    return std::tie(key.sort_key, key.rkey) < std::tie(lo_key, lo_rkey);
+  }
+  bool at_or_after(const SiblingKey& key) const { return !(std::tie(lo_key, lo_rkey) <
+                                                           std::tie(key.sort_key, key.rkey)); }
+};
 
 const SiblingKey kBottom{"", ""};
 
@@ -40,7 +51,9 @@ Result<void> scan_level(Database& db, std::string_view group, int level, const S
     auto row = (*stmt)->step();
     if (!row) return pass(row);
     if (!*row) return {};
-    if (!visit(Block{{(*stmt)->text(0), (*stmt)->text(1)}, (*stmt)->integer(2)})) return {};
+    if (!visit(BlockRow{(*stmt)->text_view(0), (*stmt)->text_view(1), (*stmt)->integer(2)})) {
+      return {};
+    }
   }
 }
 
@@ -116,9 +129,9 @@ Result<std::vector<Block>> children_of(Database& db, std::string_view group, int
                                        const Block& parent) {
   std::optional<SiblingKey> end;
   if (auto r = scan_level(db, group, level, parent.lo,
-                          [&](const Block& block) {
-                            if (!less(parent.lo, block.lo)) return true;  // the parent itself
-                            end = block.lo;
+                          [&](const BlockRow& row) {
+                            if (!row.after(parent.lo)) return true;  // the parent itself
+                            end = row.block().lo;
                             return false;
                           });
       !r) {
@@ -126,9 +139,9 @@ Result<std::vector<Block>> children_of(Database& db, std::string_view group, int
   }
   std::vector<Block> children;
   if (auto r = scan_level(db, group, level - 1, parent.lo,
-                          [&](const Block& block) {
-                            if (end && !less(block.lo, *end)) return false;
-                            children.push_back(block);
+                          [&](const BlockRow& row) {
+                            if (end && row.at_or_after(*end)) return false;
+                            children.push_back(row.block());
                             return true;
                           });
       !r) {
@@ -138,7 +151,7 @@ Result<std::vector<Block>> children_of(Database& db, std::string_view group, int
 }
 
 // Splits the blocks holding `key` that outgrew twice the fan-out, bottom up
-// (a level-1 split adds a child to its level-2 block).
+// (a split adds a child to the block above).
 Result<void> split_around(Database& db, std::string_view group, const SiblingKey& key) {
   for (int level = 1; level <= kBlockLevels; ++level) {
     auto block = containing(db, group, level, key);
@@ -174,18 +187,25 @@ Result<std::int64_t> count_before(Database& db, std::string_view group, const Si
   SiblingKey from = kBottom;
   std::int64_t before = 0;
   for (int level = kBlockLevels; level >= 1; --level) {
-    std::optional<Block> holder;
+    // Every block passed over adds its count; the holder is the last one
+    // that starts at or before `key` (only its bound is copied).
     std::int64_t sum = 0;
-    auto r = scan_level(db, group, level, from, [&](const Block& block) {
-      if (less(key, block.lo)) return false;
-      if (holder) sum += holder->n;
-      holder = block;
+    std::int64_t last_n = 0;
+    bool any = false;
+    SiblingKey holder;
+    auto r = scan_level(db, group, level, from, [&](const BlockRow& row) {
+      if (row.after(key)) return false;
+      sum += last_n;
+      last_n = row.n;
+      any = true;
+      holder.sort_key.assign(row.lo_key);
+      holder.rkey.assign(row.lo_rkey);
       return true;
     });
     if (!r) return pass(r);
-    if (!holder) break;  // no blocks: count the nodes directly
+    if (!any) break;  // no blocks: count the nodes directly
     before += sum;
-    from = std::move(holder->lo);
+    from = std::move(holder);
   }
   auto rest = count_range(db, group, from, key);
   if (!rest) return pass(rest);
@@ -200,13 +220,13 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
   for (int level = kBlockLevels; level >= 1; --level) {
     std::optional<SiblingKey> holder;
     bool any = false;
-    auto r = scan_level(db, group, level, from, [&](const Block& block) {
+    auto r = scan_level(db, group, level, from, [&](const BlockRow& row) {
       any = true;
-      if (remaining < block.n) {
-        holder = block.lo;
+      if (remaining < row.n) {
+        holder = row.block().lo;
         return false;
       }
-      remaining -= block.n;
+      remaining -= row.n;
       return true;
     });
     if (!r) return pass(r);

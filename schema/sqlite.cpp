@@ -56,10 +56,12 @@ Result<void> Statement::run() {
   }
 }
 
-std::string Statement::text(int column) const {
+std::string Statement::text(int column) const { return std::string(text_view(column)); }
+
+std::string_view Statement::text_view(int column) const {
   const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
   if (data == nullptr) return {};
-  return std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+  return std::string_view(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 std::optional<std::string> Statement::optional_text(int column) const {

@@ -63,6 +63,8 @@ class Statement {
   int changes() const { return sqlite3_changes(db_); }
 
   std::string text(int column) const;
+  // The column's text in place: valid until the next step or reset.
+  std::string_view text_view(int column) const;
   std::optional<std::string> optional_text(int column) const;
   std::int64_t integer(int column) const;
   bool is_null(int column) const;

@@ -132,7 +132,10 @@ struct NodeRow {
   std::optional<std::string> note;
   bool completed = false;
   std::string created_at;
+  // The record as JSON: always from node(), changes() and ancestors(); rows
+  // of pages, windows and subtrees leave it empty unless it carries facets.
   std::string record_json;
+  std::size_t record_bytes = 0;  // the whole record's length
   std::int64_t child_count = 0;
   std::int64_t change_seq = 0;
 

@@ -13,27 +13,33 @@
 namespace bulleted::schema {
 namespace {
 
-// Columns of a NodeRow, in the order read_row expects. The child count is
-// the one kept in group_counts (one key lookup; no row: no children).
-#define NODE_COLUMNS                                                                      \
+// Columns of a NodeRow, in the order read_row expects, before the record:
+// a single node's reads take the whole record (writes rebuild it), pages and
+// subtrees only a record that carries facets (what their views read of it)
+// and its length. The child count is the one kept in group_counts (one key
+// lookup; no row: no children).
+#define NODE_FIELDS                                                                       \
   "n.did, n.rkey, n.cid, n.rev, n.grp, n.parent_raw, n.sort_key, n.sort_key_raw, n.text," \
-  " n.note, n.completed, n.created_at, n.record, n.change_seq,"                           \
+  " n.note, n.completed, n.created_at, n.change_seq,"                                     \
   " coalesce((SELECT g.n FROM group_counts g"                                             \
-  " WHERE g.grp = 'at://' || n.did || '/app.bulleted.node/' || n.rkey), 0)"
+  " WHERE g.grp = 'at://' || n.did || '/app.bulleted.node/' || n.rkey), 0),"              \
+  " length(n.record),"
+#define NODE_COLUMNS NODE_FIELDS " n.record"
+#define PAGE_COLUMNS NODE_FIELDS " CASE WHEN instr(n.record, '\"facets\"') > 0 THEN n.record END"
 
 // The children page: a range scan of nodes_children, keyset-paginated.
-constexpr const char* kChildrenFirst = "SELECT " NODE_COLUMNS
+constexpr const char* kChildrenFirst = "SELECT " PAGE_COLUMNS
                                        " FROM nodes n WHERE n.grp = ?1"
                                        " ORDER BY n.sort_key, n.rkey LIMIT ?4";
 constexpr const char* kChildrenAfter =
-    "SELECT " NODE_COLUMNS
+    "SELECT " PAGE_COLUMNS
     " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) > (?2, ?3)"
     " ORDER BY n.sort_key, n.rkey LIMIT ?4";
-constexpr const char* kChildrenFirstReverse = "SELECT " NODE_COLUMNS
+constexpr const char* kChildrenFirstReverse = "SELECT " PAGE_COLUMNS
                                               " FROM nodes n WHERE n.grp = ?1"
                                               " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
 constexpr const char* kChildrenBefore =
-    "SELECT " NODE_COLUMNS
+    "SELECT " PAGE_COLUMNS
     " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) < (?2, ?3)"
     " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
 constexpr const char* kNodeByKey =
@@ -54,9 +60,10 @@ NodeRow read_row(const Statement& stmt) {
   row.note = stmt.optional_text(9);
   row.completed = stmt.integer(10) != 0;
   row.created_at = stmt.text(11);
-  row.record_json = stmt.text(12);
-  row.change_seq = stmt.integer(13);
-  row.child_count = stmt.integer(14);
+  row.change_seq = stmt.integer(12);
+  row.child_count = stmt.integer(13);
+  row.record_bytes = static_cast<std::size_t>(stmt.integer(14));
+  row.record_json = stmt.text(15);  // NULL (a page's row without facets): empty
   // "at://<did>/app.bulleted.node/<rkey>" names the parent; "at://<did>"
   // is the top level; anything else is unattached.
   std::string_view rest(row.group);
@@ -88,7 +95,7 @@ std::size_t estimated_bytes(const NodeRow& row) {
   // the record's text, note and facets (escaped alike), plus uri, cid, rkey
   // and counts instead of $type and the parent's URI; the tree adds
   // {"node":..,"children":[],"more":false} around it.
-  return row.record_json.size() + 350;
+  return row.record_bytes + 350;
 }
 
 Error not_found(std::string_view did, std::string_view rkey) {
