@@ -1,10 +1,11 @@
 // The ceiling of the HTTP front on this machine: the same HttpServer (cpprest
-// listener, worker pool) answering every request with a fixed 2 KB JSON body
-// and no work. Runs until SIGINT/SIGTERM.
-// Usage: http_ceiling PORT
+// listener, worker pool) answering every request with a fixed JSON body
+// (2 KB unless BYTES says) and no work. Runs until SIGINT/SIGTERM.
+// Usage: http_ceiling PORT [BYTES]
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "appview/http/server.hpp"
@@ -17,8 +18,9 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   bulleted::appview::init_cpprest_threads(2);
+  const std::size_t bytes = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 2000;
   std::string body = "{\"nodes\":[";
-  while (body.size() < 2000) body += "{\"text\":\"a bullet of ordinary length\"},";
+  while (body.size() < bytes) body += "{\"text\":\"a bullet of ordinary length\"},";
   body += "{}]}";
   bulleted::appview::HttpServerOptions options;
   options.port = std::atoi(argv[1]);

@@ -1,5 +1,6 @@
 // Seeds a running app view for the HTTP benchmark: a parent with 3,000
-// children, then writes wrk Lua scripts that pick random rkeys and cursors.
+// children and a subtree of 2,000 nodes (40 children of 49 children each),
+// then writes wrk Lua scripts that pick random rkeys and cursors.
 // Usage: node http_seed.mjs BASE_URL TOKEN DID OUT_DIR
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,12 @@ const parent = (await post('createNode', { repo: did, text: 'Benchmark parent' }
 for (let i = 0; i < 3000; i += 50) {
   await Promise.all([...Array(50)].map((_, k) => post('createNode', { repo: did, parentRkey: parent,
     text: `A bullet of ordinary length, number ${i + k}`, position: 'last' })));
+}
+const tree = (await post('createNode', { repo: did, text: 'Benchmark subtree' })).rkey;
+for (let i = 0; i < 40; i++) {
+  const child = (await post('createNode', { repo: did, parentRkey: tree, text: `Section ${i}` })).rkey;
+  await Promise.all([...Array(49)].map((_, k) => post('createNode', { repo: did, parentRkey: child,
+    text: `A bullet of ordinary length in section ${i}, number ${k}` })));
 }
 const rkeys = [];
 const cursors = [''];
@@ -43,9 +50,16 @@ fs.writeFileSync(path.join(out, 'node.lua'), lua(`local rkeys = ${list(rkeys)}
 request = function()
   return wrk.format("GET", "/xrpc/app.bulleted.getNode?repo=${did}&rkey=" .. rkeys[math.random(#rkeys)])
 end`));
+fs.writeFileSync(path.join(out, 'position.lua'), lua(`local rkeys = ${list(rkeys)}
+request = function()
+  return wrk.format("GET", "/xrpc/app.bulleted.getPosition?repo=${did}&rkey=" .. rkeys[math.random(#rkeys)])
+end`));
+fs.writeFileSync(path.join(out, 'subtree.lua'), lua(`request = function()
+  return wrk.format("GET", "/xrpc/app.bulleted.getSubtree?repo=${did}&root=${tree}&depth=8&budgetBytes=4000000")
+end`));
 fs.writeFileSync(path.join(out, 'create.lua'), lua(`request = function()
   local body = '{"repo":"${did}","parentRkey":"${parent}","text":"inserted","position":' .. math.random(0, 3000) .. '}'
   return wrk.format("POST", "/xrpc/app.bulleted.createNode",
     {["Content-Type"] = "application/json", ["Authorization"] = "Bearer ${token}"}, body)
 end`));
-console.log(JSON.stringify({ parent, children: rkeys.length, pages: cursors.length }));
+console.log(JSON.stringify({ parent, children: rkeys.length, pages: cursors.length, tree }));

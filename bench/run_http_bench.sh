@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # HTTP benchmark with wrk, in one run: getChildren pages of 100 from a
-# 3,000-child group, getNode, createNode at random positions, and the ceiling
-# of a trivial handler on the same HTTP front.
+# 3,000-child group, getNode, getPosition, getSubtree of 2,000 nodes,
+# createNode at random positions, and the ceilings of a trivial handler on
+# the same HTTP front answering a fixed 2 KB body and a fixed body of a
+# page's size (17 KB).
 # Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,14 +19,24 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-http-bench-XXXXXX")"
 bin="${BUILD_DIR:-build}/bulleted-appview"
 port=$((20000 + RANDOM % 20000))
 ceiling_port=$((port + 1))
+page_ceiling_port=$((port + 2))
+beast_port=$((port + 3))
+beast_page_port=$((port + 4))
 did="did:plc:httpbenchmark"
 token="$("$bin" token create --did "$did" --db "$work/bench.db")"
 # Per-client limits off: one client is the whole load here.
 BULLETED_PROCEDURE_RATE=0 BULLETED_QUERY_BYTES=0 "$bin" serve --db "$work/bench.db" --port "$port" --threads 4 --log-level warn 2>"$work/serve.log" &
 serve_pid=$!
-"${BUILD_DIR:-build}/bench/http_ceiling" "$ceiling_port" &
+"${BUILD_DIR:-build}/bench/http_ceiling" "$ceiling_port" 2000 &
 ceiling_pid=$!
-trap 'kill $serve_pid $ceiling_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+"${BUILD_DIR:-build}/bench/http_ceiling" "$page_ceiling_port" 17000 &
+page_ceiling_pid=$!
+# Another front's ceiling (Boost.Beast, two threads like cpprest's pool of 2).
+"${BUILD_DIR:-build}/bench/beast_ceiling" "$beast_port" 2000 2 &
+beast_pid=$!
+"${BUILD_DIR:-build}/bench/beast_ceiling" "$beast_page_port" 17000 2 &
+beast_page_pid=$!
+trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/null
 
@@ -39,7 +51,12 @@ run() {  # run NAME URL [SCRIPT]
   printf "%-32s %12s req/s   p50 %8s   p99 %8s   non-2xx %s\n" "$1" "$rps" "$p50" "$p99" "${errors:-0}"
 }
 echo "wrk -t2 -c$connections -d${seconds}s, server with 4 workers; $(nproc) cores shared by client and server"
-run "trivial handler (ceiling)" "http://127.0.0.1:$ceiling_port/"
+run "trivial handler, 2 KB (ceiling)" "http://127.0.0.1:$ceiling_port/"
+run "trivial handler, 17 KB (ceiling)" "http://127.0.0.1:$page_ceiling_port/"
+run "Boost.Beast trivial, 2 KB" "http://127.0.0.1:$beast_port/"
+run "Boost.Beast trivial, 17 KB" "http://127.0.0.1:$beast_page_port/"
 run "getChildren, pages of 100" "http://127.0.0.1:$port" "$work/children.lua"
 run "getNode" "http://127.0.0.1:$port" "$work/node.lua"
+run "getPosition" "http://127.0.0.1:$port" "$work/position.lua"
+run "getSubtree, 2,000 nodes" "http://127.0.0.1:$port" "$work/subtree.lua"
 run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"

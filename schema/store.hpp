@@ -124,7 +124,6 @@ struct NodeRow {
   std::string group;                       // the sibling group it is filed in
   std::optional<std::string> parent_rkey;  // when filed under a node
   bool unattached = false;                 // parent named something it cannot be filed under
-  std::optional<std::string> parent_raw;
   std::string sort_key;  // effective
   std::optional<std::string> sort_key_raw;
   bool sort_key_valid = false;
@@ -423,7 +422,7 @@ class Store {
   // The node when it exists and its repo is visible, else kNotFound.
   Result<NodeRow> visible_node(std::string_view did, std::string_view rkey);
   Result<std::vector<NodeRow>> group_page(
-      std::string_view group, int limit,
+      std::string_view did, std::string_view group, int limit,
       const std::optional<std::pair<std::string, std::string>>& after, bool reverse);
 
   std::shared_ptr<Checkpointer> checkpointer_;  // outlives db_, which it watches

@@ -13,63 +13,43 @@
 namespace bulleted::schema {
 namespace {
 
-// Columns of a NodeRow, in the order read_row expects, before the record:
-// a single node's reads take the whole record (writes rebuild it), pages and
-// subtrees only a record that carries facets (what their views read of it)
-// and its length. The child count is the one kept in group_counts (one key
-// lookup; no row: no children).
-#define NODE_FIELDS                                                                       \
-  "n.did, n.rkey, n.cid, n.rev, n.grp, n.parent_raw, n.sort_key, n.sort_key_raw, n.text," \
-  " n.note, n.completed, n.created_at, n.change_seq,"                                     \
-  " coalesce((SELECT g.n FROM group_counts g"                                             \
-  " WHERE g.grp = 'at://' || n.did || '/app.bulleted.node/' || n.rkey), 0),"              \
-  " length(n.record),"
-#define NODE_COLUMNS NODE_FIELDS " n.record"
-#define PAGE_COLUMNS NODE_FIELDS " CASE WHEN instr(n.record, '\"facets\"') > 0 THEN n.record END"
+// Columns of a NodeRow after its repo and group, in the order read_fields
+// expects. The child count is the one kept in group_counts (one key lookup;
+// no row: no children). Rows of one page share their repo and group, so
+// pages do not read them again.
+#define NODE_FIELDS                                                                \
+  "n.rkey, n.cid, n.rev, n.sort_key, n.sort_key_raw, n.text, n.note, n.completed," \
+  " n.created_at, n.change_seq,"                                                   \
+  " coalesce((SELECT g.n FROM group_counts g"                                      \
+  " WHERE g.grp = 'at://' || n.did || '/app.bulleted.node/' || n.rkey), 0),"       \
+  " n.record"
+#define NODE_COLUMNS "n.did, n.grp, " NODE_FIELDS
 
 // The children page: a range scan of nodes_children, keyset-paginated.
-constexpr const char* kChildrenFirst = "SELECT " PAGE_COLUMNS
+constexpr const char* kChildrenFirst = "SELECT " NODE_FIELDS
                                        " FROM nodes n WHERE n.grp = ?1"
                                        " ORDER BY n.sort_key, n.rkey LIMIT ?4";
 constexpr const char* kChildrenAfter =
-    "SELECT " PAGE_COLUMNS
+    "SELECT " NODE_FIELDS
     " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) > (?2, ?3)"
     " ORDER BY n.sort_key, n.rkey LIMIT ?4";
-constexpr const char* kChildrenFirstReverse = "SELECT " PAGE_COLUMNS
+constexpr const char* kChildrenFirstReverse = "SELECT " NODE_FIELDS
                                               " FROM nodes n WHERE n.grp = ?1"
                                               " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
 constexpr const char* kChildrenBefore =
-    "SELECT " PAGE_COLUMNS
+    "SELECT " NODE_FIELDS
     " FROM nodes n WHERE n.grp = ?1 AND (n.sort_key, n.rkey) < (?2, ?3)"
     " ORDER BY n.sort_key DESC, n.rkey DESC LIMIT ?4";
 constexpr const char* kNodeByKey =
     "SELECT " NODE_COLUMNS " FROM nodes n WHERE n.did = ?1 AND n.rkey = ?2";
 
-NodeRow read_row(const Statement& stmt) {
-  NodeRow row;
-  row.did = stmt.text(0);
-  row.rkey = stmt.text(1);
-  row.cid = stmt.text(2);
-  row.rev = stmt.text(3);
-  row.group = stmt.text(4);
-  row.parent_raw = stmt.optional_text(5);
-  row.sort_key = stmt.text(6);
-  row.sort_key_raw = stmt.optional_text(7);
-  row.sort_key_valid = row.sort_key != kInvalidSortKey;
-  row.text = stmt.text(8);
-  row.note = stmt.optional_text(9);
-  row.completed = stmt.integer(10) != 0;
-  row.created_at = stmt.text(11);
-  row.change_seq = stmt.integer(12);
-  row.child_count = stmt.integer(13);
-  row.record_bytes = static_cast<std::size_t>(stmt.integer(14));
-  row.record_json = stmt.text(15);  // NULL (a page's row without facets): empty
-  // "at://<did>/app.bulleted.node/<rkey>" names the parent; "at://<did>"
-  // is the top level; anything else is unattached.
+// Where a group files its nodes: "at://<did>/app.bulleted.node/<rkey>" names
+// the parent, "at://<did>" is the top level, anything else is unattached.
+void file_under(NodeRow& row) {
   std::string_view rest(row.group);
   const bool own = rest.starts_with("at://") && rest.substr(5).starts_with(row.did);
   if (own) rest.remove_prefix(5 + row.did.size());
-  if (own && rest.empty()) return row;
+  if (own && rest.empty()) return;
   if (own && rest.size() > kNodeCollection.size() + 2 && rest[0] == '/' &&
       rest.substr(1, kNodeCollection.size()) == kNodeCollection &&
       rest[1 + kNodeCollection.size()] == '/') {
@@ -77,16 +57,58 @@ NodeRow read_row(const Statement& stmt) {
   } else {
     row.unattached = true;
   }
+}
+
+// NODE_FIELDS from column `at` on. A page's rows keep their record only when
+// it carries facets, all that their views read of it.
+void read_fields(const Statement& stmt, int at, bool whole_record, NodeRow& row) {
+  row.rkey = stmt.text_view(at);
+  row.cid = stmt.text_view(at + 1);
+  row.rev = stmt.text_view(at + 2);
+  row.sort_key = stmt.text_view(at + 3);
+  row.sort_key_raw = stmt.optional_text(at + 4);
+  row.sort_key_valid = row.sort_key != kInvalidSortKey;
+  row.text = stmt.text_view(at + 5);
+  row.note = stmt.optional_text(at + 6);
+  row.completed = stmt.integer(at + 7) != 0;
+  row.created_at = stmt.text_view(at + 8);
+  row.change_seq = stmt.integer(at + 9);
+  row.child_count = stmt.integer(at + 10);
+  const std::string_view record = stmt.text_view(at + 11);
+  row.record_bytes = record.size();
+  if (whole_record || record.find("\"facets\"") != std::string_view::npos) {
+    row.record_json = record;
+  }
+}
+
+NodeRow read_row(const Statement& stmt) {
+  NodeRow row;
+  row.did = stmt.text_view(0);
+  row.group = stmt.text_view(1);
+  read_fields(stmt, 2, true, row);
+  file_under(row);
   return row;
 }
 
-Result<std::vector<NodeRow>> collect(Statement& stmt) {
+// The rows of a page of `group` (of repo `did`).
+Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
+                                          std::string_view group, int limit) {
+  NodeRow shared;
+  shared.did = did;
+  shared.group = group;
+  file_under(shared);
   std::vector<NodeRow> rows;
+  rows.reserve(static_cast<std::size_t>(std::max(limit, 0)));
   while (true) {
     auto more = stmt.step();
     if (!more) return pass(more);
     if (!*more) return rows;
-    rows.push_back(read_row(stmt));
+    NodeRow& row = rows.emplace_back();
+    row.did = shared.did;
+    row.group = shared.group;
+    row.parent_rkey = shared.parent_rkey;
+    row.unattached = shared.unattached;
+    read_fields(stmt, 0, false, row);
   }
 }
 
@@ -137,7 +159,7 @@ Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::strin
 }
 
 Result<std::vector<NodeRow>> Store::group_page(
-    std::string_view group, int limit,
+    std::string_view did, std::string_view group, int limit,
     const std::optional<std::pair<std::string, std::string>>& after, bool reverse) {
   const char* sql = reverse ? (after ? kChildrenBefore : kChildrenFirstReverse)
                             : (after ? kChildrenAfter : kChildrenFirst);
@@ -145,7 +167,7 @@ Result<std::vector<NodeRow>> Store::group_page(
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, group).bind(4, limit);
   if (after) (*stmt)->bind(2, after->first).bind(3, after->second);
-  return collect(**stmt);
+  return collect_page(**stmt, did, group, limit);
 }
 
 Result<NodeRow> Store::visible_node(std::string_view did, std::string_view rkey) {
@@ -186,7 +208,7 @@ Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
     if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
     group = children_group(query.did, *query.parent_rkey);
   }
-  auto rows = group_page(group, query.limit + 1, after, query.reverse);
+  auto rows = group_page(query.did, group, query.limit + 1, after, query.reverse);
   if (!rows) return pass(rows);
   ChildrenPage page;
   if (rows->size() > static_cast<std::size_t>(query.limit)) {
@@ -207,9 +229,9 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
   auto anchor = visible_node(did, anchor_rkey);
   if (!anchor) return pass(anchor);
   const auto position = std::make_pair(anchor->sort_key, anchor->rkey);
-  auto lower = group_page(anchor->group, before + 1, position, true);
+  auto lower = group_page(did, anchor->group, before + 1, position, true);
   if (!lower) return pass(lower);
-  auto upper = group_page(anchor->group, after + 1, position, false);
+  auto upper = group_page(did, anchor->group, after + 1, position, false);
   if (!upper) return pass(upper);
   Window window;
   window.has_before = lower->size() > static_cast<std::size_t>(before);
@@ -281,7 +303,8 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
       pending.node->more = true;
       continue;
     }
-    auto rows = group_page(pending.group, kMaxChildrenPerNode + 1, std::nullopt, false);
+    auto rows =
+        group_page(query.did, pending.group, kMaxChildrenPerNode + 1, std::nullopt, false);
     if (!rows) return pass(rows);
     if (rows->size() > static_cast<std::size_t>(kMaxChildrenPerNode)) {
       rows->pop_back();
