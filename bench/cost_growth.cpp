@@ -6,7 +6,8 @@
 // and the answer's JSON (reads), or the whole write path in local mode
 // (createNode: group lock, placement, record, CID, transaction).
 //
-// Usage: cost_growth [--reps N] [--svg FILE] [--keep] [DB_PATH]   (--keep: leave the index)
+// Usage: cost_growth [--reps N] [--svg FILE] [--only NAME] [--keep] [DB_PATH]
+// (--only: the rows whose request starts with NAME; --keep: leave the index)
 // Prints a table; with --svg, draws it (one line a request, x the size).
 #include <algorithm>
 #include <chrono>
@@ -116,9 +117,14 @@ void write_svg(const std::string& path, const std::vector<Row>& rows) {
   double max_us = 0;
   for (const auto& row : rows)
     for (const auto& f : row.at) max_us = std::max(max_us, f.median_us);
-  // A round ceiling for the y axis.
+  // A round ceiling for the y axis: 1, 2 or 5 times a power of ten.
   double ceiling = 1;
-  while (ceiling < max_us) ceiling *= ceiling < 10 ? 2 : 1.5;
+  for (double decade = 1; ceiling < max_us; decade *= 10) {
+    for (double step : {1.0, 2.0, 5.0, 10.0}) {
+      ceiling = step * decade;
+      if (ceiling >= max_us) break;
+    }
+  }
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   auto x_of = [&](int i) { return left + plot_w * i / 2.0; };
   auto y_of = [&](double us) { return top + plot_h * (1 - us / ceiling); };
@@ -170,12 +176,15 @@ void write_svg(const std::string& path, const std::vector<Row>& rows) {
 int main(int argc, char** argv) {
   int reps = 300;
   bool keep = false;
+  std::string only;  // run only the rows whose name starts with this
   std::string svg_path;
   std::string path = "/tmp/bulleted-cost-growth.db";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (arg == "--keep") {
       keep = true;
     } else if (arg == "--svg" && i + 1 < argc) {
@@ -226,6 +235,7 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   auto add_row = [&](std::string name, std::string sizes, const std::function<Figure(int)>& at) {
+    if (!name.starts_with(only)) return;
     Row row{std::move(name), std::move(sizes), {}};
     for (int s = 0; s < 3; ++s) row.at[s] = at(s);
     rows.push_back(std::move(row));
@@ -258,19 +268,24 @@ int main(int argc, char** argv) {
   ordering::TidClock clock;
   appview::LocalSink sink(clock);
   appview::Writer writer(locks, clock, sink);
-  auto create_at = [&](int s, bool end) {
+  // Indexes spread over a part of the group (one spot taken again and again
+  // would only measure ever longer keys).
+  auto create_in = [&](int s, double from, double to) {
     const std::string parent = "g" + std::to_string(s) + "0000000";
+    std::uint32_t state = 12345;
     return measure(reps, [&](int i) {
-      const std::int64_t size = 1000 * kScales[s] + i;
-      appview::NeighbourIntent intent{.parent_rkey = parent,
-                                      .position = std::to_string(end ? size - 1 : size / 2)};
+      const auto size = static_cast<double>(1000 * kScales[s] + i);
+      state = state * 1664525u + 1013904223u;
+      const double at = from + (to - from) * (static_cast<double>(state >> 8) / 16777216.0);
+      appview::NeighbourIntent intent{
+          .parent_rkey = parent, .position = std::to_string(static_cast<std::int64_t>(size * at))};
       must(writer.create(*store, kDid, intent, {.text = "new"}), "create");
     });
   };
-  add_row("createNode at index n/2", "group of 1k / 10k / 100k",
-          [&](int s) { return create_at(s, false); });
-  add_row("createNode at index n-1", "group of 1k / 10k / 100k",
-          [&](int s) { return create_at(s, true); });
+  add_row("createNode in the middle half", "group of 1k / 10k / 100k",
+          [&](int s) { return create_in(s, 0.25, 0.75); });
+  add_row("createNode in the last tenth", "group of 1k / 10k / 100k",
+          [&](int s) { return create_in(s, 0.9, 1.0); });
 
   std::printf("%-36s %-26s %16s %16s %16s\n", "request (median / p90, us)", "1x / 10x / 100x",
               "1x", "10x", "100x");

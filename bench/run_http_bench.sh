@@ -40,9 +40,9 @@ trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid 
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/null
 
-run() {  # run NAME URL [SCRIPT]
+run() {  # run NAME URL [SCRIPT]   (CONNECTIONS=1 RUN_THREADS=1 for one client's latency)
   local out
-  out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency ${3:+-s "$3"} "$2")
+  out=$(wrk -t"${RUN_THREADS:-2}" -c"${CONNECTIONS:-$connections}" -d"${seconds}s" --latency ${3:+-s "$3"} "$2")
   local rps p50 p99 errors
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
@@ -59,4 +59,5 @@ run "getChildren, pages of 100" "http://127.0.0.1:$port" "$work/children.lua"
 run "getNode" "http://127.0.0.1:$port" "$work/node.lua"
 run "getPosition" "http://127.0.0.1:$port" "$work/position.lua"
 run "getSubtree, 2,000 nodes" "http://127.0.0.1:$port" "$work/subtree.lua"
+CONNECTIONS=1 RUN_THREADS=1 run "getSubtree, 2,000 nodes, 1 conn" "http://127.0.0.1:$port" "$work/subtree.lua"
 run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"

@@ -83,18 +83,36 @@ Result<std::int64_t> count_range(Database& db, std::string_view group, const Sib
   return count->value_or(0);
 }
 
-// The node `offset` places after `from` (a bound) in the group.
-Result<std::optional<SiblingKey>> node_after(Database& db, std::string_view group,
-                                             const SiblingKey& from, std::int64_t offset) {
+// Up to `count` nodes from the one `offset` places after `from` (a bound)
+// in the group.
+Result<std::vector<SiblingKey>> nodes_after(Database& db, std::string_view group,
+                                            const SiblingKey& from, std::int64_t offset,
+                                            int count) {
   auto stmt = db.prepare(
       "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) >= (?2, ?3)"
-      " ORDER BY sort_key, rkey LIMIT 1 OFFSET ?4");
+      " ORDER BY sort_key, rkey LIMIT ?5 OFFSET ?4");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind_view(1, group).bind_view(2, from.sort_key).bind_view(3, from.rkey).bind(4, offset);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<SiblingKey>();
-  return std::optional<SiblingKey>(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+  (*stmt)
+      ->bind_view(1, group)
+      .bind_view(2, from.sort_key)
+      .bind_view(3, from.rkey)
+      .bind(4, offset)
+      .bind(5, count);
+  std::vector<SiblingKey> keys;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return keys;
+    keys.push_back(SiblingKey{(*stmt)->text(0), (*stmt)->text(1)});
+  }
+}
+
+Result<std::optional<SiblingKey>> node_after(Database& db, std::string_view group,
+                                             const SiblingKey& from, std::int64_t offset) {
+  auto keys = nodes_after(db, group, from, offset, 1);
+  if (!keys) return pass(keys);
+  if (keys->empty()) return std::optional<SiblingKey>();
+  return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
 Result<void> insert_block(Database& db, std::string_view group, int level, const Block& block) {
@@ -212,9 +230,9 @@ Result<std::int64_t> count_before(Database& db, std::string_view group, const Si
   return before + *rest;
 }
 
-Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
-                                         std::int64_t index) {
-  if (index < 0) return std::optional<SiblingKey>();
+Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
+                                        int count) {
+  if (index < 0 || count < 1) return std::vector<SiblingKey>();
   SiblingKey from = kBottom;
   std::int64_t remaining = index;
   for (int level = kBlockLevels; level >= 1; --level) {
@@ -230,11 +248,19 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
       return true;
     });
     if (!r) return pass(r);
-    if (!any) break;                                        // no blocks
-    if (!holder) return std::optional<SiblingKey>();  // past the end
+    if (!any) break;                                   // no blocks
+    if (!holder) return std::vector<SiblingKey>();  // past the end
     from = std::move(*holder);
   }
-  return node_after(db, group, from, remaining);
+  return nodes_after(db, group, from, remaining, count);
+}
+
+Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
+                                         std::int64_t index) {
+  auto keys = keys_at(db, group, index, 1);
+  if (!keys) return pass(keys);
+  if (keys->empty()) return std::optional<SiblingKey>();
+  return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
 Result<void> build_blocks(Database& db, std::string_view group) {

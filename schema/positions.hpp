@@ -50,6 +50,9 @@ Result<std::int64_t> count_before(Database& db, std::string_view group, const Si
 // The node at 0-based `index` of `group`, if the group is that large.
 Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
                                          std::int64_t index);
+// Up to `count` nodes in order from 0-based `index` (fewer past the end).
+Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
+                                        int count);
 
 // Balance after writes: builds the blocks of `group` when it has none and
 // is larger than kBlockedGroup, else splits the blocks holding `written`

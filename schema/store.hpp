@@ -361,6 +361,10 @@ class Store {
                                                int limit);
   // The sibling at 0-based `index` of `group`, if there is one.
   Result<std::optional<SiblingKey>> sibling_key_at(std::string_view group, std::int64_t index);
+  // Up to `count` siblings in order from 0-based `index` (fewer past the end):
+  // one walk down the counted blocks for neighbours side by side.
+  Result<std::vector<SiblingKey>> sibling_keys_at(std::string_view group, std::int64_t index,
+                                                  int count);
   // Live rkeys whose group is `group` (children of a node), for subtree walks.
   Result<std::vector<std::string>> child_rkeys(std::string_view group);
 

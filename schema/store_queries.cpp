@@ -450,6 +450,11 @@ Result<std::optional<SiblingKey>> Store::sibling_key_at(std::string_view group,
   return key_at(*db_, group, index);
 }
 
+Result<std::vector<SiblingKey>> Store::sibling_keys_at(std::string_view group, std::int64_t index,
+                                                       int count) {
+  return keys_at(*db_, group, index, count);
+}
+
 Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {
   return query_texts(*db_, "SELECT rkey FROM nodes WHERE grp = ?1", group);
 }

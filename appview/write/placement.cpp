@@ -126,17 +126,17 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
       own_index = where->index;
     }
   }
-  auto at = [&](std::int64_t i) -> Result<std::optional<SiblingKey>> {
-    // i >= 0 here, and i + 1 cannot overflow: i < index <= INT64_MAX.
-    return store.sibling_key_at(group, own_index && i >= *own_index ? i + 1 : i);
-  };
-  auto lo = at(index - 1);
-  if (!lo) return std::unexpected(lo.error());
-  if (!*lo) return last_bounds();  // past the end: last
-  auto hi = at(index);
-  if (!hi) return std::unexpected(hi.error());
-  bounds.lo = *lo;
-  bounds.hi = *hi;
+  // The two siblings around the index, read side by side: from where the
+  // one before it stands (one further when the moving node is before it),
+  // three keys, the moving node left out. index - 1 >= 0 here, and index + 1
+  // cannot overflow: index - 1 < index <= INT64_MAX.
+  const std::int64_t from = own_index && index - 1 >= *own_index ? index : index - 1;
+  auto around = store.sibling_keys_at(group, from, 3);
+  if (!around) return std::unexpected(around.error());
+  std::erase_if(*around, [&](const SiblingKey& key) { return moving && key.rkey == *moving; });
+  if (around->empty()) return last_bounds();  // past the end: last
+  bounds.lo = (*around)[0];
+  if (around->size() > 1) bounds.hi = (*around)[1];
   return bounds;
 }
 
