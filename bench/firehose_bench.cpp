@@ -7,7 +7,6 @@
 // Usage: firehose_bench FRAMES [DB_PATH | --decode-only]   (--decode-only: for profiling)
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -80,11 +79,6 @@ int main(int argc, char** argv) {
   bench::remove_index(path);
   auto store = schema::Store::open(path);
   if (!store) return 1;
-  // BULLETED_BENCH_NO_UPKEEP=1: without the triggers that keep child counts
-  // and position blocks (bench/run_upkeep_bench.sh measures what they cost).
-  if (const char* off = std::getenv("BULLETED_BENCH_NO_UPKEEP"); off && *off == '1') {
-    if (!bench::drop_upkeep_triggers((*store)->database())) return 1;
-  }
   firehose::FirehoseMetrics metrics;
   firehose::Ingestor ingestor(**store, {.keys = &keys}, metrics);
   if (!ingestor.start()) return 1;

@@ -2,7 +2,7 @@
 // blocks of positions (schema 7) to an existing index, timed on a
 // 1,000,000-node index: 1,000 top-level nodes of 999 children each (every
 // group large enough for blocks), written at the newest schema and taken
-// back to schema 5 (the counts' and blocks' tables and triggers dropped),
+// back to schema 5 (the counts' and blocks' tables dropped),
 // then opened again as an upgrade would, with its progress printed.
 //
 // Usage: migration_bench [PARENTS] [DB_PATH]   (default 1000 parents)
@@ -77,8 +77,7 @@ int main(int argc, char** argv) {
     std::printf("index: %lld nodes written in %.1f s\n",
                 static_cast<long long>(*(*store)->node_count()), since(t0));
     // Back to schema 5.
-    if (!bench::drop_upkeep_triggers((*store)->database()) ||
-        !(*store)->database().exec(
+    if (!(*store)->database().exec(
             "DROP TABLE order_blocks; DROP TABLE group_counts; PRAGMA user_version = 5; VACUUM;")) {
       return 1;
     }

@@ -2,8 +2,9 @@
 # HTTP benchmark with wrk, in one run: getChildren pages of 100 from a
 # 3,000-child group, getNode, getPosition, getSubtree of 2,000 nodes,
 # createNode at random positions, and the ceilings of a trivial handler on
-# the same HTTP front answering a fixed 2 KB body and a fixed body of a
-# page's size (17 KB).
+# the same HTTP front answering a fixed 2 KB body, a fixed body of a page's
+# size (17 KB) and one of a 2,000-node subtree's (746 KB, one connection),
+# each beside the same trivial handler on a Boost.Beast front.
 # Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,8 @@ ceiling_port=$((port + 1))
 page_ceiling_port=$((port + 2))
 beast_port=$((port + 3))
 beast_page_port=$((port + 4))
+tree_ceiling_port=$((port + 5))
+beast_tree_port=$((port + 6))
 did="did:plc:httpbenchmark"
 token="$("$bin" token create --did "$did" --db "$work/bench.db")"
 # Per-client limits off: one client is the whole load here.
@@ -36,7 +39,12 @@ page_ceiling_pid=$!
 beast_pid=$!
 "${BUILD_DIR:-build}/bench/beast_ceiling" "$beast_page_port" 17000 2 &
 beast_page_pid=$!
-trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+# Both fronts with a body of a 2,000-node subtree's size (746 KB), no work.
+"${BUILD_DIR:-build}/bench/http_ceiling" "$tree_ceiling_port" 746000 &
+tree_ceiling_pid=$!
+"${BUILD_DIR:-build}/bench/beast_ceiling" "$beast_tree_port" 746000 2 &
+beast_tree_pid=$!
+trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid $tree_ceiling_pid $beast_tree_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/null
 
@@ -60,4 +68,6 @@ run "getNode" "http://127.0.0.1:$port" "$work/node.lua"
 run "getPosition" "http://127.0.0.1:$port" "$work/position.lua"
 run "getSubtree, 2,000 nodes" "http://127.0.0.1:$port" "$work/subtree.lua"
 CONNECTIONS=1 RUN_THREADS=1 run "getSubtree, 2,000 nodes, 1 conn" "http://127.0.0.1:$port" "$work/subtree.lua"
+CONNECTIONS=1 RUN_THREADS=1 run "trivial, 746 KB, 1 conn" "http://127.0.0.1:$tree_ceiling_port/"
+CONNECTIONS=1 RUN_THREADS=1 run "Boost.Beast trivial, 746 KB, 1 conn" "http://127.0.0.1:$beast_tree_port/"
 run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"

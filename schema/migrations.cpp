@@ -10,14 +10,6 @@
 namespace bulleted::schema {
 namespace {
 
-// A trigger's statement: the count of the level-LEVEL block holding ROW's
-// node (NEW or OLD) moves by SIGN 1; a group without blocks matches nothing.
-#define BLOCK_DELTA(ROW, SIGN, LEVEL)                                                     \
-  "  UPDATE order_blocks SET n = n " SIGN " 1 WHERE grp = " ROW ".grp AND lvl = " LEVEL   \
-  " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = " ROW \
-  ".grp AND lvl = " LEVEL " AND (lo_key, lo_rkey) <= (" ROW ".sort_key, " ROW             \
-  ".rkey) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1);\n"
-
 // Each entry moves the schema from version i to i + 1. Never edit a shipped
 // entry: add a new one.
 constexpr const char* kMigrations[] = {
@@ -166,9 +158,10 @@ CREATE TRIGGER nodes_count_move AFTER UPDATE OF grp ON nodes WHEN OLD.grp <> NEW
 END;
 )sql",
     // 7: positions in large sibling groups (schema/positions.hpp): counted
-    // blocks at three levels, kept by triggers in the transaction of every
-    // insert, delete and move of a node whose group has blocks; a group that
-    // empties loses them. The blocks of the groups already large are built
+    // blocks at three levels. The writes keep them, and from this version
+    // the child counts too, in their own transaction, once per group for a
+    // whole batch (schema/group_upkeep.hpp): schema 6's triggers, which did
+    // it once per row, go. The blocks of the groups already large are built
     // after this SQL (build_missing_blocks, with progress).
     R"sql(
 CREATE TABLE order_blocks (
@@ -179,22 +172,9 @@ CREATE TABLE order_blocks (
   n INTEGER NOT NULL,
   PRIMARY KEY (grp, lvl, lo_key, lo_rkey)
 ) WITHOUT ROWID;
-CREATE TRIGGER nodes_blocks_insert AFTER INSERT ON nodes
-WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = NEW.grp) BEGIN
-)sql" BLOCK_DELTA("NEW", "+", "1") BLOCK_DELTA("NEW", "+", "2") BLOCK_DELTA("NEW", "+", "3") R"sql(
-END;
-CREATE TRIGGER nodes_blocks_delete AFTER DELETE ON nodes
-WHEN EXISTS (SELECT 1 FROM order_blocks WHERE grp = OLD.grp) BEGIN
-)sql" BLOCK_DELTA("OLD", "-", "1") BLOCK_DELTA("OLD", "-", "2") BLOCK_DELTA("OLD", "-", "3") R"sql(
-END;
-CREATE TRIGGER nodes_blocks_move AFTER UPDATE OF grp, sort_key ON nodes
-WHEN OLD.grp <> NEW.grp OR OLD.sort_key <> NEW.sort_key BEGIN
-)sql" BLOCK_DELTA("OLD", "-", "1") BLOCK_DELTA("OLD", "-", "2") BLOCK_DELTA("OLD", "-", "3")
-        BLOCK_DELTA("NEW", "+", "1") BLOCK_DELTA("NEW", "+", "2") BLOCK_DELTA("NEW", "+", "3") R"sql(
-END;
-CREATE TRIGGER group_counts_empty AFTER DELETE ON group_counts BEGIN
-  DELETE FROM order_blocks WHERE grp = OLD.grp;
-END;
+DROP TRIGGER IF EXISTS nodes_count_insert;
+DROP TRIGGER IF EXISTS nodes_count_delete;
+DROP TRIGGER IF EXISTS nodes_count_move;
 )sql",
 };
 

@@ -263,6 +263,25 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
   return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
+Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key,
+                           int delta) {
+  for (int level = 1; level <= kBlockLevels; ++level) {
+    auto stmt = db.prepare(
+        "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) ="
+        " (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+        "  AND (lo_key, lo_rkey) <= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
+    if (!stmt) return pass(stmt);
+    (*stmt)
+        ->bind_view(1, group)
+        .bind(2, level)
+        .bind_view(3, key.sort_key)
+        .bind_view(4, key.rkey)
+        .bind(5, delta);
+    if (auto r = (*stmt)->run(); !r) return r;
+  }
+  return {};
+}
+
 Result<void> build_blocks(Database& db, std::string_view group) {
   {
     auto clear = db.prepare("DELETE FROM order_blocks WHERE grp = ?1");

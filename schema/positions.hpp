@@ -11,13 +11,14 @@
 // Every bound of a level is also a bound of the level below, so the blocks
 // of level k - 1 starting inside a block of level k cover it exactly.
 //
-// The counts are kept by triggers on nodes in the transaction of every
-// insert, delete and move, whatever path writes (apply, resync, repo
-// deletion); a group that empties loses its blocks. Splitting a block that
-// grew past twice the fan-out, and building the blocks of a group that grew
-// past kBlockedGroup, is balance, not correctness: Store::apply does it for
-// the groups it wrote into (rebalance), and a group without blocks is
-// counted directly.
+// The counts are kept by the writes themselves (schema/group_upkeep.hpp), in
+// the transaction of every insert, delete and move, whatever path writes
+// (apply for ingest, resync, local writes and imports; the removal of a
+// deleted repo); a group that empties loses its blocks. Splitting a block
+// that grew past twice the fan-out, and building the blocks of a group that
+// grew past kBlockedGroup, is balance, not correctness: it follows the
+// writes into the groups (rebalance), and a group without blocks is counted
+// directly.
 //
 // Cost of a position or an index: one statement a level, each visiting at
 // most 2 * kBlockFanout rows (the top level about n / kBlockFanout^3), plus
@@ -53,6 +54,11 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
 // Up to `count` nodes in order from 0-based `index` (fewer past the end).
 Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
                                         int count);
+
+// Moves by `delta` the count of the block holding `key` at every level (a
+// node came or went; a group without blocks has nothing to move).
+Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key,
+                           int delta);
 
 // Balance after writes: builds the blocks of `group` when it has none and
 // is larger than kBlockedGroup, else splits the blocks holding `written`

@@ -6,6 +6,7 @@
 
 #include "schema/checkpointer.hpp"
 #include "schema/migrations.hpp"
+#include "schema/group_upkeep.hpp"
 #include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
@@ -20,12 +21,23 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
                                   did, rkey);
 }
 
-// Writes the record unless its row holds the same or a newer rev (the rev
-// guard is the statement's own, so the row is looked up once); false when
-// the op was stale.
-Result<bool> upsert_node(Database& db, const RecordOp& op, std::string_view group,
-                         std::int64_t seq) {
+// Writes the record unless its row holds the same or a newer rev; false
+// when the op was stale. Where the node was and is goes to `upkeep`.
+Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& group,
+                         std::int64_t seq, GroupUpkeep& upkeep) {
   const NodeRecord& record = *op.record;
+  std::optional<std::pair<std::string, SiblingKey>> was;  // (group, key) of the row it replaces
+  {
+    auto old = db.prepare("SELECT rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
+    if (!old) return pass(old);
+    (*old)->bind_view(1, op.did).bind_view(2, op.rkey);
+    auto row = (*old)->step();
+    if (!row) return pass(row);
+    if (*row) {
+      if ((*old)->text_view(0) >= op.rev) return false;
+      was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
+    }
+  }
   auto stmt = db.prepare(
       "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
       " note, completed, created_at, record, change_seq)"
@@ -54,7 +66,13 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, std::string_view grou
       .bind_view(13, json)
       .bind(14, seq);
   if (auto r = (*stmt)->run(); !r) return pass(r);
-  return (*stmt)->changes() > 0;
+  const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
+  if (was && was->first == group && was->second.sort_key == now.sort_key) return true;
+  if (was) {
+    if (auto r = upkeep.removed(was->first, was->second); !r) return pass(r);
+  }
+  if (auto r = upkeep.added(group, now); !r) return pass(r);
+  return true;
 }
 
 Result<void> clear_tombstone(Database& db, const RecordOp& op) {
@@ -67,12 +85,23 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 // Deletes the record's row and writes its tombstone unless the row holds the
 // same or a newer rev; false when the op was stale. The caller has checked
 // the tombstone.
-Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq) {
-  auto remove = db.prepare("DELETE FROM nodes WHERE did = ?1 AND rkey = ?2 AND rev < ?3");
-  if (!remove) return pass(remove);
-  (*remove)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev);
-  if (auto r = (*remove)->run(); !r) return pass(r);
-  if ((*remove)->changes() == 0) {
+Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq,
+                         GroupUpkeep& upkeep) {
+  bool removed = false;
+  {
+    auto remove = db.prepare(
+        "DELETE FROM nodes WHERE did = ?1 AND rkey = ?2 AND rev < ?3 RETURNING grp, sort_key");
+    if (!remove) return pass(remove);
+    (*remove)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev);
+    auto row = (*remove)->step();
+    if (!row) return pass(row);
+    if (*row) {
+      removed = true;
+      auto r = upkeep.removed((*remove)->text(0), SiblingKey{(*remove)->text(1), op.rkey});
+      if (!r) return pass(r);
+    }
+  }
+  if (!removed) {
     // No row, or a newer one.
     auto newer = query_value<std::int64_t>(db, "SELECT 1 FROM nodes WHERE did = ?1 AND rkey = ?2",
                                            op.did, op.rkey);
@@ -105,7 +134,7 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status)
     (*purge)->bind(1, did);
     if (auto r = (*purge)->run(); !r) return r;
   }
-  return {};
+  return forget_repo_groups(db, did);
 }
 
 Result<void> write_handle(Database& db, std::string_view did, std::string_view handle) {
@@ -201,8 +230,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   std::int64_t seq = *counter;
   ApplyOutcome outcome;
   std::map<std::string, bool, std::less<>> deleted_repo;  // did -> status is deleted
-  // Where nodes were written, for the counted blocks' balance.
-  std::map<std::string, std::vector<SiblingKey>> written;
+  GroupUpkeep upkeep(*db_);  // child counts and position blocks, once per group
   for (const RecordOp& op : batch.ops) {
     auto known = deleted_repo.find(op.did);
     if (known == deleted_repo.end()) {
@@ -224,17 +252,13 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       continue;
     }
     const bool deleting = op.kind == OpKind::kDelete || !op.record;
-    std::string group = deleting ? std::string() : sibling_group(op.did, op.record->parent);
     auto applied =
-        deleting ? delete_node(*db_, op, seq + 1) : upsert_node(*db_, op, group, seq + 1);
+        deleting ? delete_node(*db_, op, seq + 1, upkeep)
+                 : upsert_node(*db_, op, sibling_group(op.did, op.record->parent), seq + 1, upkeep);
     if (!applied) return pass(applied);
     if (!*applied) {
       ++outcome.stale;
       continue;
-    }
-    if (!deleting) {
-      written[std::move(group)].push_back(
-          SiblingKey{std::string(op.record->effective_sort_key()), op.rkey});
     }
     if (!deleting && *tombstone) {
       if (auto r = clear_tombstone(*db_, op); !r) return pass(r);
@@ -242,9 +266,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     ++seq;
     ++outcome.applied;
   }
-  for (const auto& [group, keys] : written) {
-    if (auto r = rebalance(*db_, group, keys); !r) return pass(r);
-  }
+  if (auto r = upkeep.flush(); !r) return pass(r);
   // Only the newest rev of each repo matters.
   std::map<std::string_view, std::string_view> newest_revs;
   for (const auto& [did, rev] : batch.repo_revs) {

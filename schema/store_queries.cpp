@@ -3,6 +3,7 @@
 #include <deque>
 #include <filesystem>
 #include <set>
+#include <unordered_set>
 
 #include "schema/base64.hpp"
 #include "schema/positions.hpp"
@@ -269,7 +270,7 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
   if (!visible) return pass(visible);
   SubtreeNode top;
   std::string top_group = root_group(query.did);
-  std::set<std::string> seen;
+  std::unordered_set<std::string> seen;  // a node met again is in a parent cycle
   std::size_t used = 0;
   if (query.root_rkey) {
     auto root =

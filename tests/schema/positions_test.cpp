@@ -270,12 +270,10 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
     ApplyBatch batch;
     batch.ops = ascending(3000);
     ASSERT_TRUE((*store)->apply(batch).has_value());
-    // Back to schema 6: no blocks, no block triggers.
+    // Back to schema 6: no blocks.
     ASSERT_TRUE((*store)
                     ->database()
-                    .exec("DROP TRIGGER nodes_blocks_insert; DROP TRIGGER nodes_blocks_delete;"
-                          "DROP TRIGGER nodes_blocks_move; DROP TRIGGER group_counts_empty;"
-                          "DROP TABLE order_blocks; PRAGMA user_version = 6;")
+                    .exec("DROP TABLE order_blocks; PRAGMA user_version = 6;")
                     .has_value());
   }
   std::vector<MigrationProgress> steps;

@@ -1,0 +1,51 @@
+// What the index keeps beside the nodes of each sibling group, kept by the
+// writes themselves in their own transaction: the child count (group_counts,
+// schema 6) and the counted blocks of positions (order_blocks, schema 7;
+// schema/positions.hpp). A batch notes every node it adds to or takes from a
+// group; flush() then writes each group's count once for the whole batch,
+// moves the counts of the blocks that hold the nodes, and balances the
+// blocks. Every path that changes nodes goes through here: Store::apply
+// (ingest, resync, local writes, imports) and the removal of a deleted repo
+// (forget_repo).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "schema/error.hpp"
+#include "schema/store.hpp"
+
+namespace bulleted::schema {
+
+class Database;
+
+class GroupUpkeep {
+ public:
+  explicit GroupUpkeep(Database& db) : db_(db) {}
+
+  // A node now filed in `group` at `key`.
+  Result<void> added(const std::string& group, const SiblingKey& key);
+  // A node no longer filed in `group` at `key`.
+  Result<void> removed(const std::string& group, const SiblingKey& key);
+  // Writes what the batch changed; call once, before the transaction commits.
+  Result<void> flush();
+
+ private:
+  Result<bool> blocked(const std::string& group);
+
+  Database& db_;
+  std::map<std::string, std::int64_t> counts_;                      // group -> change
+  std::vector<std::tuple<std::string, SiblingKey, int>> block_moves_;  // blocked groups only
+  std::map<std::string, bool> blocked_;  // whether a group had blocks when the batch began
+  std::map<std::string, std::vector<SiblingKey>> written_;  // for the blocks' balance
+};
+
+// Takes away the counts and blocks of every group of `did` (its nodes are
+// gone with the repo).
+Result<void> forget_repo_groups(Database& db, std::string_view did);
+
+}  // namespace bulleted::schema
