@@ -10,10 +10,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "schema/error.hpp"
@@ -28,20 +28,23 @@ class GroupUpkeep {
   explicit GroupUpkeep(Database& db) : db_(db) {}
 
   // A node now filed in `group` at `key`.
-  Result<void> added(const std::string& group, const SiblingKey& key);
+  void added(const std::string& group, const SiblingKey& key);
   // A node no longer filed in `group` at `key`.
-  Result<void> removed(const std::string& group, const SiblingKey& key);
-  // Writes what the batch changed; call once, before the transaction commits.
+  void removed(const std::string& group, const SiblingKey& key);
+  // Writes what the batch changed, one statement a group for its count (and
+  // whether it has blocks), then the blocks of the groups that have them;
+  // call once, before the transaction commits.
   Result<void> flush();
 
  private:
-  Result<bool> blocked(const std::string& group);
+  struct Change {
+    std::int64_t delta = 0;
+    std::vector<std::pair<SiblingKey, int>> moves;  // nodes that came (+1) or went (-1)
+    std::vector<SiblingKey> written;                // where nodes came, for the balance
+  };
 
   Database& db_;
-  std::map<std::string, std::int64_t> counts_;                      // group -> change
-  std::vector<std::tuple<std::string, SiblingKey, int>> block_moves_;  // blocked groups only
-  std::map<std::string, bool> blocked_;  // whether a group had blocks when the batch began
-  std::map<std::string, std::vector<SiblingKey>> written_;  // for the blocks' balance
+  std::unordered_map<std::string, Change> groups_;
 };
 
 // Takes away the counts and blocks of every group of `did` (its nodes are

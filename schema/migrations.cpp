@@ -158,7 +158,8 @@ CREATE TRIGGER nodes_count_move AFTER UPDATE OF grp ON nodes WHEN OLD.grp <> NEW
 END;
 )sql",
     // 7: positions in large sibling groups (schema/positions.hpp): counted
-    // blocks at three levels. The writes keep them, and from this version
+    // blocks at three levels, and beside each count whether its group has
+    // them. The writes keep them, and from this version
     // the child counts too, in their own transaction, once per group for a
     // whole batch (schema/group_upkeep.hpp): schema 6's triggers, which did
     // it once per row, go. The blocks of the groups already large are built
@@ -172,6 +173,7 @@ CREATE TABLE order_blocks (
   n INTEGER NOT NULL,
   PRIMARY KEY (grp, lvl, lo_key, lo_rkey)
 ) WITHOUT ROWID;
+ALTER TABLE group_counts ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
 DROP TRIGGER IF EXISTS nodes_count_insert;
 DROP TRIGGER IF EXISTS nodes_count_delete;
 DROP TRIGGER IF EXISTS nodes_count_move;

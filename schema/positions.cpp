@@ -30,13 +30,6 @@ struct BlockRow {
 
 const SiblingKey kBottom{"", ""};
 
-Result<bool> has_blocks(Database& db, std::string_view group) {
-  auto found = query_value<std::int64_t>(db, "SELECT 1 FROM order_blocks WHERE grp = ?1 LIMIT 1",
-                                         group);
-  if (!found) return pass(found);
-  return found->has_value();
-}
-
 // The level's blocks from `from` (a bound of the level) on, in order, until
 // `visit` returns false.
 template <class Visit>
@@ -306,6 +299,12 @@ Result<void> build_blocks(Database& db, std::string_view group) {
       ++leaves.back().n;
     }
   }
+  {
+    auto mark = db.prepare("UPDATE group_counts SET blocked = 1 WHERE grp = ?1");
+    if (!mark) return pass(mark);
+    (*mark)->bind_view(1, group);
+    if (auto r = (*mark)->run(); !r) return r;
+  }
   // Each level groups kBlockFanout blocks of the one below (half of what a
   // block may hold before it splits: room to grow either way).
   std::vector<Block> level = std::move(leaves);
@@ -321,16 +320,8 @@ Result<void> build_blocks(Database& db, std::string_view group) {
   return {};
 }
 
-Result<void> rebalance(Database& db, std::string_view group,
-                       const std::vector<SiblingKey>& written) {
-  auto blocked = has_blocks(db, group);
-  if (!blocked) return pass(blocked);
-  if (!*blocked) {
-    auto size = query_value<std::int64_t>(db, "SELECT n FROM group_counts WHERE grp = ?1", group);
-    if (!size) return pass(size);
-    if (size->value_or(0) > kBlockedGroup) return build_blocks(db, group);
-    return {};
-  }
+Result<void> split_blocks(Database& db, std::string_view group,
+                          const std::vector<SiblingKey>& written) {
   for (const SiblingKey& key : written) {
     if (auto r = split_around(db, group, key); !r) return r;
   }
@@ -342,8 +333,7 @@ Result<void> build_missing_blocks(
   std::vector<std::pair<std::string, std::int64_t>> groups;
   {
     auto stmt = db.prepare(
-        "SELECT g.grp, g.n FROM group_counts g WHERE g.n > ?1"
-        " AND NOT EXISTS (SELECT 1 FROM order_blocks b WHERE b.grp = g.grp)");
+        "SELECT g.grp, g.n FROM group_counts g WHERE g.n > ?1 AND g.blocked = 0");
     if (!stmt) return pass(stmt);
     (*stmt)->bind(1, kBlockedGroup);
     while (true) {
@@ -387,7 +377,9 @@ Result<std::int64_t> wrong_blocks(Database& db) {
       "  (SELECT 1 FROM order_blocks a WHERE a.grp = b.grp AND a.lvl = b.lvl - 1"
       "   AND a.lo_key = b.lo_key AND a.lo_rkey = b.lo_rkey))"
       " + (SELECT count(*) FROM order_blocks b WHERE b.lvl < 1 OR b.lvl > ?1"
-      "  OR NOT EXISTS (SELECT 1 FROM group_counts g WHERE g.grp = b.grp))",
+      "  OR NOT EXISTS (SELECT 1 FROM group_counts g WHERE g.grp = b.grp AND g.blocked = 1))"
+      " + (SELECT count(*) FROM group_counts g WHERE g.blocked = 1"
+      "  AND NOT EXISTS (SELECT 1 FROM order_blocks b WHERE b.grp = g.grp))",
       kBlockLevels);
   if (!misshapen) return pass(misshapen);
   return miscounted->value_or(0) + misshapen->value_or(0);

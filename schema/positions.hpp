@@ -17,8 +17,9 @@
 // deleted repo); a group that empties loses its blocks. Splitting a block
 // that grew past twice the fan-out, and building the blocks of a group that
 // grew past kBlockedGroup, is balance, not correctness: it follows the
-// writes into the groups (rebalance), and a group without blocks is counted
-// directly.
+// writes into the groups, and a group without blocks is counted directly.
+// Whether a group has blocks is kept with its count (group_counts.blocked),
+// so a write learns both in the one statement that moves the count.
 //
 // Cost of a position or an index: one statement a level, each visiting at
 // most 2 * kBlockFanout rows (the top level about n / kBlockFanout^3), plus
@@ -60,13 +61,13 @@ Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, st
 Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key,
                            int delta);
 
-// Balance after writes: builds the blocks of `group` when it has none and
-// is larger than kBlockedGroup, else splits the blocks holding `written`
-// keys that grew past twice the fan-out (and the blocks above them).
-Result<void> rebalance(Database& db, std::string_view group,
-                       const std::vector<SiblingKey>& written);
+// Balance after writes into a group with blocks: splits the blocks holding
+// `written` keys that grew past twice the fan-out (and the blocks above).
+Result<void> split_blocks(Database& db, std::string_view group,
+                          const std::vector<SiblingKey>& written);
 
-// (Re)builds the blocks of one group from its nodes: O(group size).
+// (Re)builds the blocks of one group from its nodes, O(group size), and
+// marks the group as counted in blocks (group_counts.blocked).
 Result<void> build_blocks(Database& db, std::string_view group);
 
 // Builds the blocks of every group larger than kBlockedGroup that has none
@@ -76,7 +77,8 @@ Result<void> build_missing_blocks(
 
 // For `check`: blocks whose count is not the number of nodes in their range,
 // plus levels that do not start at the bottom, bounds of a level that are not
-// bounds of the level below, and blocks of groups that are gone.
+// bounds of the level below, blocks of groups that are gone or not marked
+// as blocked, and groups marked as blocked without blocks.
 Result<std::int64_t> wrong_blocks(Database& db);
 
 }  // namespace bulleted::schema

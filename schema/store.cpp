@@ -21,37 +21,58 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
                                   did, rkey);
 }
 
+void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
+               const std::string& json, std::int64_t seq);
+
 // Writes the record unless its row holds the same or a newer rev; false
 // when the op was stale. Where the node was and is goes to `upkeep`.
 Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& group,
                          std::int64_t seq, GroupUpkeep& upkeep) {
   const NodeRecord& record = *op.record;
-  std::optional<std::pair<std::string, SiblingKey>> was;  // (group, key) of the row it replaces
+  const std::string json = to_json_text(record);
+  const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
+  // A new record (most of what the network sends) takes one statement.
+  auto insert = db.prepare(
+      "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
+      " note, completed, created_at, record, change_seq)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+      " ON CONFLICT (did, rkey) DO NOTHING");
+  if (!insert) return pass(insert);
+  bind_node(**insert, op, group, json, seq);
+  if (auto r = (*insert)->run(); !r) return pass(r);
+  if ((*insert)->changes() > 0) {
+    upkeep.added(group, now);
+    return true;
+  }
+  // A record the index holds: newer revs only, and where it was goes.
+  std::optional<std::pair<std::string, SiblingKey>> was;
   {
     auto old = db.prepare("SELECT rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
     if (!old) return pass(old);
     (*old)->bind_view(1, op.did).bind_view(2, op.rkey);
     auto row = (*old)->step();
     if (!row) return pass(row);
-    if (*row) {
-      if ((*old)->text_view(0) >= op.rev) return false;
-      was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
-    }
+    if (!*row || (*old)->text_view(0) >= op.rev) return false;
+    was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
   }
   auto stmt = db.prepare(
-      "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
-      " note, completed, created_at, record, change_seq)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-      " ON CONFLICT (did, rkey) DO UPDATE SET grp = excluded.grp, sort_key = excluded.sort_key,"
-      " cid = excluded.cid, rev = excluded.rev, parent_raw = excluded.parent_raw,"
-      " sort_key_raw = excluded.sort_key_raw, text = excluded.text, note = excluded.note,"
-      " completed = excluded.completed, created_at = excluded.created_at,"
-      " record = excluded.record, change_seq = excluded.change_seq"
-      " WHERE excluded.rev > nodes.rev");
+      "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
+      " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
+      " record = ?13, change_seq = ?14 WHERE did = ?1 AND rkey = ?2");
   if (!stmt) return pass(stmt);
-  const std::string json = to_json_text(record);
-  (*stmt)
-      ->bind_view(1, op.did)
+  bind_node(**stmt, op, group, json, seq);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  if (was->first == group && was->second.sort_key == now.sort_key) return true;
+  upkeep.removed(was->first, was->second);
+  upkeep.added(group, now);
+  return true;
+}
+
+// The columns of a node's row, as upsert_node's statements number them.
+void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
+               const std::string& json, std::int64_t seq) {
+  const NodeRecord& record = *op.record;
+  stmt.bind_view(1, op.did)
       .bind_view(2, op.rkey)
       .bind_view(3, group)
       .bind_view(4, record.effective_sort_key())
@@ -65,14 +86,6 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
       .bind_view(12, record.created_at)
       .bind_view(13, json)
       .bind(14, seq);
-  if (auto r = (*stmt)->run(); !r) return pass(r);
-  const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
-  if (was && was->first == group && was->second.sort_key == now.sort_key) return true;
-  if (was) {
-    if (auto r = upkeep.removed(was->first, was->second); !r) return pass(r);
-  }
-  if (auto r = upkeep.added(group, now); !r) return pass(r);
-  return true;
 }
 
 Result<void> clear_tombstone(Database& db, const RecordOp& op) {
@@ -97,8 +110,7 @@ Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq,
     if (!row) return pass(row);
     if (*row) {
       removed = true;
-      auto r = upkeep.removed((*remove)->text(0), SiblingKey{(*remove)->text(1), op.rkey});
-      if (!r) return pass(r);
+      upkeep.removed((*remove)->text(0), SiblingKey{(*remove)->text(1), op.rkey});
     }
   }
   if (!removed) {

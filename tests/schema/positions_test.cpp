@@ -273,7 +273,8 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
     // Back to schema 6: no blocks.
     ASSERT_TRUE((*store)
                     ->database()
-                    .exec("DROP TABLE order_blocks; PRAGMA user_version = 6;")
+                    .exec("DROP TABLE order_blocks; ALTER TABLE group_counts DROP COLUMN blocked;"
+                          "PRAGMA user_version = 6;")
                     .has_value());
   }
   std::vector<MigrationProgress> steps;
