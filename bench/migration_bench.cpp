@@ -85,13 +85,18 @@ int main(int argc, char** argv) {
   const auto t0 = Clock::now();
   auto store = schema::Store::open(path, {.on_migration = [](const schema::MigrationProgress& step) {
     if (step.finished) {
-      std::printf("schema %d (%.*s): done in %.2f s\n", step.version,
+      std::printf("schema %d (%.*s): done in %.2f s", step.version,
                   static_cast<int>(step.what.size()), step.what.data(), step.seconds);
+      if (step.total > 0) {
+        std::printf(", %lld of %lld nodes in groups that got blocks",
+                    static_cast<long long>(step.done), static_cast<long long>(step.total));
+      }
+      std::printf("\n");
     } else if (step.total > 0) {
       std::printf("schema %d: %lld of %lld nodes, %.1f s\n", step.version,
                   static_cast<long long>(step.done), static_cast<long long>(step.total),
                   step.seconds);
-    } else if (step.seconds > 0) {
+    } else if (step.seconds >= 1) {
       std::printf("schema %d: working, %.1f s\n", step.version, step.seconds);
     }
     std::fflush(stdout);
@@ -101,6 +106,9 @@ int main(int argc, char** argv) {
   const auto t1 = Clock::now();
   auto report = (*store)->integrity_report();
   if (!report) return 1;
+  auto blocks = (*store)->database().prepare("SELECT count(*) FROM order_blocks");
+  if (!blocks || !*(*blocks)->step()) return 1;
+  std::printf("blocks built: %lld\n", static_cast<long long>((*blocks)->integer(0)));
   std::printf("check: %.2f s, %lld nodes, wrong child counts %lld, wrong blocks %lld\n", since(t1),
               static_cast<long long>(report->nodes), static_cast<long long>(report->wrong_counts),
               static_cast<long long>(report->wrong_blocks));

@@ -44,7 +44,7 @@ class Database;
 
 inline constexpr std::int64_t kBlockFanout = 16;
 inline constexpr std::int64_t kBlockedGroup = 64;
-inline constexpr int kBlockLevels = 3;  // the triggers of schema 7 keep three
+inline constexpr int kBlockLevels = 3;
 
 // The number of nodes of `group` before `key` in (sort_key, rkey) order.
 Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key);
