@@ -20,6 +20,7 @@
 
 #include "appview/write/writer.hpp"
 #include "appview/xrpc/views.hpp"
+#include "bench/node_ops.hpp"
 #include "bench/scratch_index.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
@@ -69,22 +70,6 @@ T must(Result<T> result, const char* what) {
   return std::move(*result);
 }
 
-schema::RecordOp node_op(const std::string& rkey, const std::optional<std::string>& parent,
-                         const std::string& key) {
-  schema::NodeRecord record;
-  record.text = "A bullet of ordinary length, like most notes people keep: " + rkey;
-  record.created_at = "2026-12-01T12:00:00.000Z";
-  if (parent) record.parent = schema::record_uri(kDid, schema::kNodeCollection, *parent);
-  record.sort_key = key;
-  record.sort_key_valid = true;
-  schema::RecordOp op;
-  op.did = kDid;
-  op.rkey = rkey;
-  op.rev = "3kaaaaaaaaa22";
-  op.cid = "bafyreib" + rkey;
-  op.record = std::move(record);
-  return op;
-}
 
 // Adds `count` children under `parent` (nullopt: top level), rkeys
 // prefix + number, in batches of 5,000.
@@ -98,7 +83,7 @@ void add_children(schema::Store& store, const std::optional<std::string>& parent
   for (std::int64_t i = 0; i < count; ++i) {
     char rkey[64];
     std::snprintf(rkey, sizeof rkey, "%s%07lld", prefix.c_str(), static_cast<long long>(i));
-    batch.ops.push_back(node_op(rkey, parent, keys[static_cast<std::size_t>(i)]));
+    batch.ops.push_back(bench::node_op(kDid, rkey, parent, keys[static_cast<std::size_t>(i)]));
     if (batch.ops.size() == 5000 || i + 1 == count) {
       must(store.apply(batch), "apply");
       batch.ops.clear();

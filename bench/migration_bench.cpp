@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bench/node_ops.hpp"
 #include "bench/scratch_index.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
@@ -28,22 +29,6 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-schema::RecordOp node_op(const std::string& rkey, const std::optional<std::string>& parent,
-                         const std::string& key) {
-  schema::NodeRecord record;
-  record.text = "A bullet of ordinary length, like most notes people keep: " + rkey;
-  record.created_at = "2026-12-01T12:00:00.000Z";
-  if (parent) record.parent = schema::record_uri(kDid, schema::kNodeCollection, *parent);
-  record.sort_key = key;
-  record.sort_key_valid = true;
-  schema::RecordOp op;
-  op.did = kDid;
-  op.rkey = rkey;
-  op.rev = "3kaaaaaaaaa22";
-  op.cid = "bafyreib" + rkey;
-  op.record = std::move(record);
-  return op;
-}
 
 }  // namespace
 
@@ -66,10 +51,10 @@ int main(int argc, char** argv) {
     };
     for (int p = 0; p < parents; ++p) {
       const std::string parent = "p" + std::to_string(100000 + p);
-      batch.ops.push_back(node_op(parent, std::nullopt, top_keys[p]));
+      batch.ops.push_back(bench::node_op(kDid, parent, std::nullopt, top_keys[p]));
       for (int c = 0; c < kChildren; ++c) {
         batch.ops.push_back(
-            node_op(parent + "c" + std::to_string(1000 + c), parent, child_keys[c]));
+            bench::node_op(kDid, parent + "c" + std::to_string(1000 + c), parent, child_keys[c]));
       }
       if (batch.ops.size() >= 10000) flush();
     }

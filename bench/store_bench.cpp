@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/node_ops.hpp"
 #include "bench/scratch_index.hpp"
 #include "ordering/order_key.hpp"
 #include "ordering/tid.hpp"
@@ -19,7 +20,6 @@
 namespace {
 
 using bulleted::schema::ApplyBatch;
-using bulleted::schema::NodeRecord;
 using bulleted::schema::RecordOp;
 using bulleted::schema::Store;
 using Clock = std::chrono::steady_clock;
@@ -28,23 +28,6 @@ constexpr int kParents = 100;
 constexpr int kChildrenPerParent = 999;  // 100 + 100 * 999 = 100,000 nodes
 const std::string kDid = "did:plc:benchmarkuser0000000000";
 
-RecordOp make_op(const std::string& rkey, const std::optional<std::string>& parent,
-                 const std::string& sort_key, const std::string& rev) {
-  NodeRecord record;
-  record.text = "A bullet of ordinary length, like most notes people keep: " + rkey;
-  record.created_at = "2026-11-30T12:00:00.000Z";
-  if (parent)
-    record.parent = bulleted::schema::record_uri(kDid, bulleted::schema::kNodeCollection, *parent);
-  record.sort_key = sort_key;
-  record.sort_key_valid = true;
-  RecordOp op;
-  op.did = kDid;
-  op.rkey = rkey;
-  op.rev = rev;
-  op.cid = "bafyreib" + rkey;
-  op.record = std::move(record);
-  return op;
-}
 
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
@@ -74,9 +57,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> parents;
   for (int p = 0; p < kParents; ++p) {
     parents.push_back(clock.next().str());
-    ops.push_back(make_op(parents.back(), std::nullopt, parent_keys[p], clock.next().str()));
+    ops.push_back(bulleted::bench::node_op(kDid, parents.back(), std::nullopt, parent_keys[p], clock.next().str()));
     for (int c = 0; c < kChildrenPerParent; ++c) {
-      ops.push_back(make_op(clock.next().str(), parents.back(), child_keys[c], clock.next().str()));
+      ops.push_back(bulleted::bench::node_op(kDid, clock.next().str(), parents.back(), child_keys[c], clock.next().str()));
     }
   }
   constexpr std::size_t kBatch = 1000;

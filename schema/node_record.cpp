@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ordering/order_key.hpp"
+#include "schema/json_text.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::schema {
@@ -372,52 +373,6 @@ class JsonRecordFields final : public RecordFields {
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json) {
   return parse_node_record(JsonRecordFields(json));
 }
-
-namespace {
-
-// Appends `text` as a JSON string, escaped as nlohmann::json::dump() does.
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  std::size_t plain = 0;  // start of the run of characters written as they are
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text, plain, i - plain);
-    plain = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 15]);
-    }
-  }
-  out.append(text, plain);
-  out.push_back('"');
-}
-
-}  // namespace
 
 std::string to_json_text(const NodeRecord& record) {
   // Keys in the order nlohmann::json (a std::map) writes them.

@@ -108,9 +108,11 @@ Result<std::optional<SiblingKey>> node_after(Database& db, std::string_view grou
   return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
-Result<void> insert_block(Database& db, std::string_view group, int level, const Block& block) {
-  auto stmt = db.prepare(
-      "INSERT INTO order_blocks (grp, lvl, lo_key, lo_rkey, n) VALUES (?1, ?2, ?3, ?4, ?5)");
+// Runs `sql` with a block bound as (?1 group, ?2 level, ?3 and ?4 its bound,
+// ?5 its count).
+Result<void> run_with_block(Database& db, const char* sql, std::string_view group, int level,
+                            const Block& block) {
+  auto stmt = db.prepare(sql);
   if (!stmt) return pass(stmt);
   (*stmt)
       ->bind_view(1, group)
@@ -121,17 +123,17 @@ Result<void> insert_block(Database& db, std::string_view group, int level, const
   return (*stmt)->run();
 }
 
+Result<void> insert_block(Database& db, std::string_view group, int level, const Block& block) {
+  return run_with_block(
+      db, "INSERT INTO order_blocks (grp, lvl, lo_key, lo_rkey, n) VALUES (?1, ?2, ?3, ?4, ?5)",
+      group, level, block);
+}
+
 Result<void> set_count(Database& db, std::string_view group, int level, const Block& block) {
-  auto stmt = db.prepare(
-      "UPDATE order_blocks SET n = ?5 WHERE grp = ?1 AND lvl = ?2 AND lo_key = ?3 AND lo_rkey = ?4");
-  if (!stmt) return pass(stmt);
-  (*stmt)
-      ->bind_view(1, group)
-      .bind(2, level)
-      .bind_view(3, block.lo.sort_key)
-      .bind_view(4, block.lo.rkey)
-      .bind(5, block.n);
-  return (*stmt)->run();
+  return run_with_block(
+      db,
+      "UPDATE order_blocks SET n = ?5 WHERE grp = ?1 AND lvl = ?2 AND lo_key = ?3 AND lo_rkey = ?4",
+      group, level, block);
 }
 
 // The blocks of `level` - 1 inside `parent` (a block of `level` >= 2), in

@@ -87,14 +87,16 @@ void send(http_request request, http_response response, std::function<void(bool)
   }
 }
 
-http_response to_cpprest(const HttpResponse& out, bool head_only, bool close) {
+// Takes the answer's body: a large one (a subtree, an export page) is moved
+// into cpprest's buffer, not copied.
+http_response to_cpprest(HttpResponse out, bool head_only, bool close) {
   http_response response(static_cast<status_code>(out.status));
   for (const auto& [name, value] : out.headers) response.headers().add(name, value);
   if (close) response.headers().add("Connection", "close");
   if (head_only) {
     response.headers().set_content_type(out.content_type);
   } else if (!out.stream && out.status != 204) {
-    response.set_body(out.body, out.content_type);
+    response.set_body(std::move(out.body), out.content_type);
   }
   return response;
 }
@@ -278,7 +280,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   http_response finish(const HttpRequestHead& head, HttpResponse out, bool head_only,
                        bool close) const {
     if (options.decorate) options.decorate(head, out);
-    return to_cpprest(out, head_only, close);
+    return to_cpprest(std::move(out), head_only, close);
   }
 
   HttpResponse refuse(ErrorCode code, std::string message) const {

@@ -39,9 +39,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-// Appends `text` as a JSON string (quotes included).
-void append_json_string(std::string& out, std::string_view text);
-// Appends `text` escaped for the inside of a JSON string.
-void append_escaped(std::string& out, std::string_view text);
-
 }  // namespace bulleted::appview

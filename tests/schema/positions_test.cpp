@@ -12,6 +12,7 @@
 #include "ordering/order_key.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/sqlite.hpp"
+#include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -56,19 +57,8 @@ std::vector<RecordOp> ascending(std::size_t n) {
   return ops;
 }
 
-class PositionsTest : public ::testing::Test {
+class PositionsTest : public testing::IndexTest {
  protected:
-  void SetUp() override {
-    auto opened = Store::open(dir_.file("index.db"));
-    ASSERT_TRUE(opened.has_value()) << opened.error().message;
-    store_ = std::move(*opened);
-  }
-  void apply(std::vector<RecordOp> ops) {
-    ApplyBatch batch;
-    batch.ops = std::move(ops);
-    auto outcome = store_->apply(batch);
-    ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
-  }
   std::int64_t blocks(int level) {
     auto n = query_value<std::int64_t>(store_->database(),
                                        "SELECT count(*) FROM order_blocks WHERE lvl = ?1", level);
@@ -98,8 +88,6 @@ class PositionsTest : public ::testing::Test {
     EXPECT_TRUE(report->ok());
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
   std::uint64_t rev_ = 1;
 };
 
