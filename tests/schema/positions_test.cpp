@@ -169,9 +169,9 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
     for (int i = 0; i < 100; ++i) {
       ++rev_;  // each op newer than any before it, even on the same record
       const int what = static_cast<int>(rng() % 10);
-      if (what < 4) {  // a new node
-        const std::string rkey = rkey_of(next_rkey++);
-        const bool top_level = rng() % 4 == 0;
+      // A new node, or a move in its group or to the other: `rkey` placed
+      // near a random sibling of one of the two groups.
+      auto place = [&](const std::string& rkey, bool top_level) {
         const std::string group = top_level ? top : under_p;
         const std::string key = key_near(group);
         batch.push_back(upsert({.rkey = rkey,
@@ -179,17 +179,13 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
                                 .sort_key = key,
                                 .rev = rev_}));
         model.put(group, ordering::is_valid_key(key) ? key : "~", rkey);
+      };
+      if (what < 4) {  // a new node
+        place(rkey_of(next_rkey++), rng() % 4 == 0);
       } else if (what < 7) {  // a move, in its group or to the other
         const std::string rkey = random_live();
         if (rkey == "p") continue;
-        const bool top_level = rng() % 2 == 0;
-        const std::string group = top_level ? top : under_p;
-        const std::string key = key_near(group);
-        batch.push_back(upsert({.rkey = rkey,
-                                .parent_rkey = top_level ? std::nullopt : std::optional("p"),
-                                .sort_key = key,
-                                .rev = rev_}));
-        model.put(group, ordering::is_valid_key(key) ? key : "~", rkey);
+        place(rkey, rng() % 2 == 0);
       } else if (what < 8) {  // an edit in place
         const std::string rkey = random_live();
         if (rkey == "p") continue;
