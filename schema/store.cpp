@@ -31,20 +31,26 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   const NodeRecord& record = *op.record;
   const std::string json = to_json_text(record);
   const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
-  // A new record (most of what the network sends) takes one statement.
-  auto insert = db.prepare(
-      "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
-      " note, completed, created_at, record, change_seq)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-      " ON CONFLICT (did, rkey) DO NOTHING");
-  if (!insert) return pass(insert);
-  bind_node(**insert, op, group, json, seq);
-  if (auto r = (*insert)->run(); !r) return pass(r);
-  if ((*insert)->changes() > 0) {
+  // A new record takes one statement.
+  auto insert = [&]() -> Result<bool> {
+    auto stmt = db.prepare(
+        "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
+        " note, completed, created_at, record, change_seq)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        " ON CONFLICT (did, rkey) DO NOTHING");
+    if (!stmt) return pass(stmt);
+    bind_node(**stmt, op, group, json, seq);
+    if (auto r = (*stmt)->run(); !r) return pass(r);
+    if ((*stmt)->changes() == 0) return false;
     upkeep.added(group, now);
     return true;
+  };
+  // A create is tried as an insert first; an update (or a create the index
+  // already holds) reads where the record was: newer revs only.
+  if (op.kind != OpKind::kUpdate) {
+    auto inserted = insert();
+    if (!inserted || *inserted) return inserted;
   }
-  // A record the index holds: newer revs only, and where it was goes.
   std::optional<std::pair<std::string, SiblingKey>> was;
   {
     auto old = db.prepare("SELECT rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
@@ -52,9 +58,12 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
     (*old)->bind_view(1, op.did).bind_view(2, op.rkey);
     auto row = (*old)->step();
     if (!row) return pass(row);
-    if (!*row || (*old)->text_view(0) >= op.rev) return false;
-    was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
+    if (*row) {
+      if ((*old)->text_view(0) >= op.rev) return false;
+      was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
+    }
   }
+  if (!was) return insert();  // an update of a record the index never had
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
