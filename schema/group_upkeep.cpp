@@ -9,7 +9,6 @@ void GroupUpkeep::added(const std::string& group, const SiblingKey& key) {
   Change& change = groups_[group];
   ++change.delta;
   change.moves.emplace_back(key, 1);
-  change.written.push_back(key);
 }
 
 void GroupUpkeep::removed(const std::string& group, const SiblingKey& key) {
@@ -56,7 +55,11 @@ Result<void> GroupUpkeep::flush() {
     for (const auto& [key, delta] : change.moves) {
       if (auto r = adjust_blocks(db_, group, key, delta); !r) return r;
     }
-    if (auto r = split_blocks(db_, group, change.written); !r) return r;
+    std::vector<SiblingKey> written;  // where nodes came: the blocks that may have to split
+    for (const auto& [key, delta] : change.moves) {
+      if (delta > 0) written.push_back(key);
+    }
+    if (auto r = split_blocks(db_, group, written); !r) return r;
   }
   groups_.clear();
   return {};

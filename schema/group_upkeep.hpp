@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -40,11 +40,11 @@ class GroupUpkeep {
   struct Change {
     std::int64_t delta = 0;
     std::vector<std::pair<SiblingKey, int>> moves;  // nodes that came (+1) or went (-1)
-    std::vector<SiblingKey> written;                // where nodes came, for the balance
   };
 
   Database& db_;
-  std::unordered_map<std::string, Change> groups_;
+  // In key order: the counts are written along the b-tree, not across it.
+  std::map<std::string, Change, std::less<>> groups_;
 };
 
 // Takes away the counts and blocks of every group of `did` (its nodes are
