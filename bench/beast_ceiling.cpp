@@ -4,8 +4,6 @@
 // with the same fixed JSON body as http_ceiling and no work. Measurement
 // only: the app view does not use it. Runs until SIGINT/SIGTERM.
 // Usage: beast_ceiling PORT [BYTES] [THREADS]
-#include <utility>  // before Boost 1.74's Asio, which uses std::exchange without it
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -13,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>  // before Boost 1.74's Asio, which uses std::exchange without it
 #include <vector>
 
 namespace {
@@ -24,8 +23,7 @@ using tcp = asio::ip::tcp;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const std::string& body)
-      : stream_(std::move(socket)), body_(body) {}
+  Session(tcp::socket socket, const std::string& body) : stream_(std::move(socket)), body_(body) {}
 
   void read() {
     request_ = {};
@@ -37,8 +35,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void answer() {
-    auto response = std::make_shared<http::response<http::string_body>>(http::status::ok,
-                                                                        request_.version());
+    auto response =
+        std::make_shared<http::response<http::string_body>>(http::status::ok, request_.version());
     response->set(http::field::content_type, "application/json");
     response->keep_alive(request_.keep_alive());
     response->body() = body_;

@@ -70,13 +70,13 @@ T must(Result<T> result, const char* what) {
   return std::move(*result);
 }
 
-
 // Adds `count` children under `parent` (nullopt: top level), rkeys
 // prefix + number, in batches of 5,000.
 void add_children(schema::Store& store, const std::optional<std::string>& parent,
                   const std::string& prefix, std::int64_t count) {
   auto jitter = ordering::Mulberry32::from_seed(static_cast<std::uint32_t>(count));
-  auto made = ordering::n_between(std::nullopt, std::nullopt, static_cast<std::size_t>(count), jitter);
+  auto made =
+      ordering::n_between(std::nullopt, std::nullopt, static_cast<std::size_t>(count), jitter);
   if (!made) die("keys");
   const auto& keys = *made;
   schema::ApplyBatch batch;
@@ -130,8 +130,8 @@ void write_svg(const std::string& path, const std::vector<Row>& rows) {
   }
   const char* labels[] = {"1x", "10x", "100x"};
   for (int i = 0; i < 3; ++i) {
-    svg << "<text x=\"" << x_of(i) << "\" y=\"" << top + plot_h + 20
-        << "\" text-anchor=\"middle\">" << labels[i] << "</text>\n";
+    svg << "<text x=\"" << x_of(i) << "\" y=\"" << top + plot_h + 20 << "\" text-anchor=\"middle\">"
+        << labels[i] << "</text>\n";
   }
   svg << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 15
       << "\" text-anchor=\"middle\">size the request could depend on (each line's own sizes at "
@@ -192,15 +192,15 @@ int main(int argc, char** argv) {
     add_children(*store, std::nullopt, h, 1);
     add_children(*store, h + "0000000", h + "k", 100);
     for (int k = 0; k < 100; ++k) {
-      add_children(*store, rkey_of(h + "k", k), h + "k" + std::to_string(k) + "x",
-                   10 * kScales[s]);
+      add_children(*store, rkey_of(h + "k", k), h + "k" + std::to_string(k) + "x", 10 * kScales[s]);
     }
   }
   add_children(*store, std::nullopt, "leaves", 1);
   add_children(*store, std::string("leaves0000000"), "leaf", 100);
   add_children(*store, std::nullopt, "tree", 1);
   add_children(*store, std::string("tree0000000"), "tk", 40);
-  for (int k = 0; k < 40; ++k) add_children(*store, rkey_of("tk", k), "tk" + std::to_string(k) + "x", 49);
+  for (int k = 0; k < 40; ++k)
+    add_children(*store, rkey_of("tk", k), "tk" + std::to_string(k) + "x", 49);
   const double build_s = std::chrono::duration<double>(Clock::now() - built).count();
   std::printf("index: %lld nodes, built in %.1f s; %d repetitions a figure\n\n",
               static_cast<long long>(must(store->node_count(), "count")), build_s, reps);
@@ -272,8 +272,8 @@ int main(int argc, char** argv) {
   add_row("createNode in the last tenth", "group of 1k / 10k / 100k",
           [&](int s) { return create_in(s, 0.9, 1.0); });
 
-  std::printf("%-36s %-26s %16s %16s %16s\n", "request (median / p90, us)", "1x / 10x / 100x",
-              "1x", "10x", "100x");
+  std::printf("%-36s %-26s %16s %16s %16s\n", "request (median / p90, us)", "1x / 10x / 100x", "1x",
+              "10x", "100x");
   for (const auto& row : rows) {
     std::printf("%-36s %-26s", row.name.c_str(), row.sizes.c_str());
     for (const auto& f : row.at) std::printf(" %8.1f / %5.1f", f.median_us, f.p90_us);
@@ -304,9 +304,9 @@ int main(int argc, char** argv) {
     subtree_nodes = count(tree);
   });
   // A page of 100 written as JSON from rows already read.
-  auto rows_of_page = must(store->children({.did = kDid, .parent_rkey = std::string("leaves0000000"),
-                                            .limit = 100}),
-                           "page");
+  auto rows_of_page = must(
+      store->children({.did = kDid, .parent_rkey = std::string("leaves0000000"), .limit = 100}),
+      "page");
   const Figure write_only = measure(reps * 10, [&](int) { page_json(rows_of_page.nodes); });
   std::printf("\npage of 100 leaves: %.1f us; first page of the 100,000 group: %.1f us (%.2fx)\n",
               leaves.median_us, big.median_us, big.median_us / leaves.median_us);

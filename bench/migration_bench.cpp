@@ -29,7 +29,6 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,24 +67,25 @@ int main(int argc, char** argv) {
     }
   }
   const auto t0 = Clock::now();
-  auto store = schema::Store::open(path, {.on_migration = [](const schema::MigrationProgress& step) {
-    if (step.finished) {
-      std::printf("schema %d (%.*s): done in %.2f s", step.version,
-                  static_cast<int>(step.what.size()), step.what.data(), step.seconds);
-      if (step.total > 0) {
-        std::printf(", %lld of %lld nodes in groups that got blocks",
-                    static_cast<long long>(step.done), static_cast<long long>(step.total));
-      }
-      std::printf("\n");
-    } else if (step.total > 0) {
-      std::printf("schema %d: %lld of %lld nodes, %.1f s\n", step.version,
-                  static_cast<long long>(step.done), static_cast<long long>(step.total),
-                  step.seconds);
-    } else if (step.seconds >= 1) {
-      std::printf("schema %d: working, %.1f s\n", step.version, step.seconds);
-    }
-    std::fflush(stdout);
-  }});
+  auto store = schema::Store::open(
+      path, {.on_migration = [](const schema::MigrationProgress& step) {
+        if (step.finished) {
+          std::printf("schema %d (%.*s): done in %.2f s", step.version,
+                      static_cast<int>(step.what.size()), step.what.data(), step.seconds);
+          if (step.total > 0) {
+            std::printf(", %lld of %lld nodes in groups that got blocks",
+                        static_cast<long long>(step.done), static_cast<long long>(step.total));
+          }
+          std::printf("\n");
+        } else if (step.total > 0) {
+          std::printf("schema %d: %lld of %lld nodes, %.1f s\n", step.version,
+                      static_cast<long long>(step.done), static_cast<long long>(step.total),
+                      step.seconds);
+        } else if (step.seconds >= 1) {
+          std::printf("schema %d: working, %.1f s\n", step.version, step.seconds);
+        }
+        std::fflush(stdout);
+      }});
   if (!store) return 1;
   std::printf("opened with migrations 6 and 7 in %.2f s\n", since(t0));
   const auto t1 = Clock::now();

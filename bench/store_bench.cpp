@@ -28,7 +28,6 @@ constexpr int kParents = 100;
 constexpr int kChildrenPerParent = 999;  // 100 + 100 * 999 = 100,000 nodes
 const std::string kDid = "did:plc:benchmarkuser0000000000";
 
-
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
@@ -57,9 +56,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> parents;
   for (int p = 0; p < kParents; ++p) {
     parents.push_back(clock.next().str());
-    ops.push_back(bulleted::bench::node_op(kDid, parents.back(), std::nullopt, parent_keys[p], clock.next().str()));
+    ops.push_back(bulleted::bench::node_op(kDid, parents.back(), std::nullopt, parent_keys[p],
+                                           clock.next().str()));
     for (int c = 0; c < kChildrenPerParent; ++c) {
-      ops.push_back(bulleted::bench::node_op(kDid, clock.next().str(), parents.back(), child_keys[c], clock.next().str()));
+      ops.push_back(bulleted::bench::node_op(kDid, clock.next().str(), parents.back(),
+                                             child_keys[c], clock.next().str()));
     }
   }
   constexpr std::size_t kBatch = 1000;

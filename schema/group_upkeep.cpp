@@ -35,8 +35,8 @@ Result<void> GroupUpkeep::flush() {
       }
     }
     if (size <= 0) {  // the group emptied: no count, no blocks
-      for (const char* sql : {"DELETE FROM group_counts WHERE grp = ?1",
-                              "DELETE FROM order_blocks WHERE grp = ?1"}) {
+      for (const char* sql :
+           {"DELETE FROM group_counts WHERE grp = ?1", "DELETE FROM order_blocks WHERE grp = ?1"}) {
         auto clear = db_.prepare(sql);
         if (!clear) return pass(clear);
         (*clear)->bind_view(1, group);
@@ -68,13 +68,12 @@ Result<void> GroupUpkeep::flush() {
 Result<void> forget_repo_groups(Database& db, std::string_view did) {
   // A repo's groups: at://<did>, at://<did>/<collection>/<rkey> (the
   // children of its nodes, a range of the key order) and at://<did>#unattached.
-  for (const char* sql :
-       {"DELETE FROM group_counts WHERE grp = 'at://' || ?1"
-        " OR (grp >= 'at://' || ?1 || '/' AND grp < 'at://' || ?1 || '0')"
-        " OR grp = 'at://' || ?1 || '#unattached'",
-        "DELETE FROM order_blocks WHERE grp = 'at://' || ?1"
-        " OR (grp >= 'at://' || ?1 || '/' AND grp < 'at://' || ?1 || '0')"
-        " OR grp = 'at://' || ?1 || '#unattached'"}) {
+  for (const char* sql : {"DELETE FROM group_counts WHERE grp = 'at://' || ?1"
+                          " OR (grp >= 'at://' || ?1 || '/' AND grp < 'at://' || ?1 || '0')"
+                          " OR grp = 'at://' || ?1 || '#unattached'",
+                          "DELETE FROM order_blocks WHERE grp = 'at://' || ?1"
+                          " OR (grp >= 'at://' || ?1 || '/' AND grp < 'at://' || ?1 || '0')"
+                          " OR grp = 'at://' || ?1 || '#unattached'"}) {
     auto stmt = db.prepare(sql);
     if (!stmt) return pass(stmt);
     (*stmt)->bind_view(1, did);

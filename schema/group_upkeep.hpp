@@ -10,9 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
-#include <map>
 #include <utility>
 #include <vector>
 

@@ -225,8 +225,7 @@ Result<int> user_version(Database& db) {
 
 int latest_schema_version() { return kLatest; }
 
-Result<void> migrate(Database& db,
-                     const std::function<void(const MigrationProgress&)>& progress) {
+Result<void> migrate(Database& db, const std::function<void(const MigrationProgress&)>& progress) {
   auto version = user_version(db);
   if (!version) return std::unexpected(version.error());
   if (*version > kLatest) {

@@ -24,8 +24,9 @@ struct BlockRow {
   bool after(const SiblingKey& key) const {  // key < lo
     return std::tie(key.sort_key, key.rkey) < std::tie(lo_key, lo_rkey);
   }
-  bool at_or_after(const SiblingKey& key) const { return !(std::tie(lo_key, lo_rkey) <
-                                                           std::tie(key.sort_key, key.rkey)); }
+  bool at_or_after(const SiblingKey& key) const {
+    return !(std::tie(lo_key, lo_rkey) < std::tie(key.sort_key, key.rkey));
+  }
 };
 
 const SiblingKey kBottom{"", ""};
@@ -243,23 +244,21 @@ Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, st
       return true;
     });
     if (!r) return pass(r);
-    if (!any) break;                                   // no blocks
+    if (!any) break;                                // no blocks
     if (!holder) return std::vector<SiblingKey>();  // past the end
     from = std::move(*holder);
   }
   return nodes_after(db, group, from, remaining, count);
 }
 
-Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
-                                         std::int64_t index) {
+Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, std::int64_t index) {
   auto keys = keys_at(db, group, index, 1);
   if (!keys) return pass(keys);
   if (keys->empty()) return std::optional<SiblingKey>();
   return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
-Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key,
-                           int delta) {
+Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key, int delta) {
   for (int level = 1; level <= kBlockLevels; ++level) {
     auto stmt = db.prepare(
         "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) ="
@@ -286,7 +285,8 @@ Result<void> build_blocks(Database& db, std::string_view group) {
   }
   std::vector<Block> leaves;
   {
-    auto stmt = db.prepare("SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey");
+    auto stmt =
+        db.prepare("SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey");
     if (!stmt) return pass(stmt);
     (*stmt)->bind_view(1, group);
     std::int64_t i = 0;
@@ -330,12 +330,12 @@ Result<void> split_blocks(Database& db, std::string_view group,
   return {};
 }
 
-Result<void> build_missing_blocks(
-    Database& db, const std::function<void(std::int64_t, std::int64_t)>& progress) {
+Result<void> build_missing_blocks(Database& db,
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress) {
   std::vector<std::pair<std::string, std::int64_t>> groups;
   {
-    auto stmt = db.prepare(
-        "SELECT g.grp, g.n FROM group_counts g WHERE g.n > ?1 AND g.blocked = 0");
+    auto stmt =
+        db.prepare("SELECT g.grp, g.n FROM group_counts g WHERE g.n > ?1 AND g.blocked = 0");
     if (!stmt) return pass(stmt);
     (*stmt)->bind(1, kBlockedGroup);
     while (true) {
@@ -360,15 +360,16 @@ Result<void> build_missing_blocks(
 Result<std::int64_t> wrong_blocks(Database& db) {
   // A block's range ends at the next bound of its level (char(127) sorts
   // after every effective key, which are ASCII up to '~').
-  auto miscounted = query_value<std::int64_t>(
-      db,
-      "SELECT count(*) FROM (SELECT b.grp, b.lo_key, b.lo_rkey, b.n,"
-      "  coalesce(lead(b.lo_key) OVER w, char(127)) AS hi_key,"
-      "  coalesce(lead(b.lo_rkey) OVER w, '') AS hi_rkey"
-      "  FROM order_blocks b WINDOW w AS (PARTITION BY b.grp, b.lvl ORDER BY b.lo_key, b.lo_rkey)) x"
-      " WHERE x.n <> (SELECT count(*) FROM nodes c WHERE c.grp = x.grp"
-      "  AND (c.sort_key, c.rkey) >= (x.lo_key, x.lo_rkey)"
-      "  AND (c.sort_key, c.rkey) < (x.hi_key, x.hi_rkey))");
+  auto miscounted =
+      query_value<std::int64_t>(db,
+                                "SELECT count(*) FROM (SELECT b.grp, b.lo_key, b.lo_rkey, b.n,"
+                                "  coalesce(lead(b.lo_key) OVER w, char(127)) AS hi_key,"
+                                "  coalesce(lead(b.lo_rkey) OVER w, '') AS hi_rkey"
+                                "  FROM order_blocks b WINDOW w AS (PARTITION BY b.grp, b.lvl "
+                                "ORDER BY b.lo_key, b.lo_rkey)) x"
+                                " WHERE x.n <> (SELECT count(*) FROM nodes c WHERE c.grp = x.grp"
+                                "  AND (c.sort_key, c.rkey) >= (x.lo_key, x.lo_rkey)"
+                                "  AND (c.sort_key, c.rkey) < (x.hi_key, x.hi_rkey))");
   if (!miscounted) return pass(miscounted);
   auto misshapen = query_value<std::int64_t>(
       db,

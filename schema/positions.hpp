@@ -50,16 +50,14 @@ inline constexpr int kBlockLevels = 3;
 Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key);
 
 // The node at 0-based `index` of `group`, if the group is that large.
-Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group,
-                                         std::int64_t index);
+Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, std::int64_t index);
 // Up to `count` nodes in order from 0-based `index` (fewer past the end).
 Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
                                         int count);
 
 // Moves by `delta` the count of the block holding `key` at every level (a
 // node came or went; a group without blocks has nothing to move).
-Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key,
-                           int delta);
+Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key, int delta);
 
 // Balance after writes into a group with blocks: splits the blocks holding
 // `written` keys that grew past twice the fan-out (and the blocks above).
@@ -72,8 +70,8 @@ Result<void> build_blocks(Database& db, std::string_view group);
 
 // Builds the blocks of every group larger than kBlockedGroup that has none
 // (the schema 7 migration); `progress` gets (nodes done, nodes in all).
-Result<void> build_missing_blocks(
-    Database& db, const std::function<void(std::int64_t, std::int64_t)>& progress);
+Result<void> build_missing_blocks(Database& db,
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress);
 
 // For `check`: blocks whose count is not the number of nodes in their range,
 // plus levels that do not start at the bottom, bounds of a level that are not

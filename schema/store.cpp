@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "schema/checkpointer.hpp"
-#include "schema/migrations.hpp"
 #include "schema/group_upkeep.hpp"
+#include "schema/migrations.hpp"
 #include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
@@ -107,8 +107,7 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 // Deletes the record's row and writes its tombstone unless the row holds the
 // same or a newer rev; false when the op was stale. The caller has checked
 // the tombstone.
-Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq,
-                         GroupUpkeep& upkeep) {
+Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, GroupUpkeep& upkeep) {
   bool removed = false;
   {
     auto remove = db.prepare(

@@ -124,7 +124,7 @@ struct NodeRow {
   std::string group;                       // the sibling group it is filed in
   std::optional<std::string> parent_rkey;  // when filed under a node
   bool unattached = false;                 // parent named something it cannot be filed under
-  std::string sort_key;  // effective
+  std::string sort_key;                    // effective
   std::optional<std::string> sort_key_raw;
   bool sort_key_valid = false;
   std::string text;
@@ -214,7 +214,7 @@ struct IntegrityReport {
   std::int64_t dangling = 0;        // parent node not (yet) in the index
   std::int64_t in_cycles = 0;       // nodes whose parents lead round in a circle
   std::int64_t wrong_counts = 0;    // sibling groups whose kept child count is not their size
-  std::int64_t wrong_blocks = 0;    // counted blocks of positions that are off (schema/positions.hpp)
+  std::int64_t wrong_blocks = 0;  // counted blocks of positions that are off (schema/positions.hpp)
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;

@@ -254,8 +254,8 @@ Result<Position> Store::position(std::string_view did, std::string_view rkey) {
   if (!anchor) return pass(anchor);
   auto index = count_before(*db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey});
   if (!index) return pass(index);
-  auto size = query_value<std::int64_t>(*db_, "SELECT n FROM group_counts WHERE grp = ?1",
-                                        anchor->group);
+  auto size =
+      query_value<std::int64_t>(*db_, "SELECT n FROM group_counts WHERE grp = ?1", anchor->group);
   if (!size) return pass(size);
   return Position{*index, size->value_or(0)};
 }
@@ -304,8 +304,7 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
       pending.node->more = true;
       continue;
     }
-    auto rows =
-        group_page(query.did, pending.group, kMaxChildrenPerNode + 1, std::nullopt, false);
+    auto rows = group_page(query.did, pending.group, kMaxChildrenPerNode + 1, std::nullopt, false);
     if (!rows) return pass(rows);
     if (rows->size() > static_cast<std::size_t>(kMaxChildrenPerNode)) {
       rows->pop_back();

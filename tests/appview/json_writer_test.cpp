@@ -28,8 +28,8 @@ TEST(JsonWriter, StringsMatchNlohmannForEveryValidText) {
   all += "é € 𝄞 \u2028 \xF4\x8F\xBF\xBF";
   EXPECT_EQ(written(all), nlohmann::json(all).dump());
   std::mt19937 rng(1);
-  const std::vector<std::string> pieces = {"a", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "é",
-                                           "€", "𝄞", " ", "/", "<", "\t", "\u00a0"};
+  const std::vector<std::string> pieces = {"a", "\"", "\\", "\n", "\x01", "\x1f", "\x7f",  "é",
+                                           "€", "𝄞",  " ",  "/",  "<",    "\t",   "\u00a0"};
   for (int i = 0; i < 2000; ++i) {
     std::string text;
     const int n = static_cast<int>(rng() % 30);
@@ -40,10 +40,13 @@ TEST(JsonWriter, StringsMatchNlohmannForEveryValidText) {
 
 TEST(JsonWriter, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"a\xFF" "b", "a\uFFFD" "b"},
-      {"\xC0\xAF", "\uFFFD\uFFFD"},          // overlong '/'
-      {"\xE0\x80\xAF", "\uFFFD\uFFFD\uFFFD"},  // overlong, three bytes
-      {"\xED\xA0\x80", "\uFFFD\uFFFD\uFFFD"},  // a surrogate
+      {"a\xFF"
+       "b",
+       "a\uFFFD"
+       "b"},
+      {"\xC0\xAF", "\uFFFD\uFFFD"},                      // overlong '/'
+      {"\xE0\x80\xAF", "\uFFFD\uFFFD\uFFFD"},            // overlong, three bytes
+      {"\xED\xA0\x80", "\uFFFD\uFFFD\uFFFD"},            // a surrogate
       {"\xF4\x90\x80\x80", "\uFFFD\uFFFD\uFFFD\uFFFD"},  // past U+10FFFF
       {"ok\xE2\x82", "ok\uFFFD\uFFFD"},                  // cut short
       {"\x80", "\uFFFD"},

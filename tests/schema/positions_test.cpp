@@ -99,7 +99,8 @@ TEST_F(PositionsTest, SmallGroupsHaveNoBlocks) {
   EXPECT_EQ(position->index, kBlockedGroup / 2);
   // One more and the group is counted in blocks.
   auto jitter = ordering::Mulberry32::from_seed(1);
-  const std::string after_all = *ordering::between(keys(kBlockedGroup).back(), std::nullopt, jitter);
+  const std::string after_all =
+      *ordering::between(keys(kBlockedGroup).back(), std::nullopt, jitter);
   apply({upsert({.rkey = "n99999", .sort_key = after_all})});
   EXPECT_GT(blocks(1), 1);
   EXPECT_EQ(blocks(2), 1);
@@ -133,8 +134,9 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
     }
     apply(std::move(batch));
   }
-  EXPECT_GT(blocks(kBlockLevels), 1) << "the appends split a block of the top level; levels 1 and 2 have "
-                                     << blocks(1) << " and " << blocks(2);
+  EXPECT_GT(blocks(kBlockLevels), 1)
+      << "the appends split a block of the top level; levels 1 and 2 have " << blocks(1) << " and "
+      << blocks(2);
   expect_matches(model);
 
   // Random changes, in batches.
@@ -154,8 +156,8 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
     std::advance(it, static_cast<long>(rng() % keys.size()));
     if (kind == 1 && std::get<0>(*it) != "~") return std::get<0>(*it);
     auto next = std::next(it);
-    std::optional<std::string> lo = std::get<0>(*it) == "~" ? std::nullopt
-                                                            : std::optional(std::get<0>(*it));
+    std::optional<std::string> lo =
+        std::get<0>(*it) == "~" ? std::nullopt : std::optional(std::get<0>(*it));
     std::optional<std::string> hi;
     if (next != keys.end() && std::get<0>(*next) != "~" && lo && *lo < std::get<0>(*next)) {
       hi = std::get<0>(*next);
@@ -262,9 +264,8 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
                     .has_value());
   }
   std::vector<MigrationProgress> steps;
-  auto store = Store::open(path, {.on_migration = [&](const MigrationProgress& step) {
-                                    steps.push_back(step);
-                                  }});
+  auto store = Store::open(
+      path, {.on_migration = [&](const MigrationProgress& step) { steps.push_back(step); }});
   ASSERT_TRUE(store.has_value()) << store.error().message;
   ASSERT_GE(steps.size(), 2u);
   EXPECT_EQ(steps.front().version, 7);
@@ -284,10 +285,10 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
   EXPECT_EQ(levels->value_or(0), kBlockLevels);
   // A new file reports nothing.
   steps.clear();
-  ASSERT_TRUE(Store::open(dir.file("new.db"), {.on_migration = [&](const MigrationProgress& step) {
-                                                 steps.push_back(step);
-                                               }})
-                  .has_value());
+  ASSERT_TRUE(
+      Store::open(dir.file("new.db"),
+                  {.on_migration = [&](const MigrationProgress& step) { steps.push_back(step); }})
+          .has_value());
   EXPECT_TRUE(steps.empty());
 }
 
