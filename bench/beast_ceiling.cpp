@@ -4,6 +4,9 @@
 // with the same fixed JSON body as http_ceiling and no work. Measurement
 // only: the app view does not use it. Runs until SIGINT/SIGTERM.
 // Usage: beast_ceiling PORT [BYTES] [THREADS]
+// clang-format off
+#include <utility>  // before Boost 1.74's Asio, which uses std::exchange without it
+// clang-format on
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -11,7 +14,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <utility>  // before Boost 1.74's Asio, which uses std::exchange without it
 #include <vector>
 
 namespace {
