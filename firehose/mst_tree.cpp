@@ -27,9 +27,6 @@ namespace {
 using detail::MstItem;
 using NodePtr = std::shared_ptr<MstTree::Node>;
 
-// Layers run from 0 to 128 (a SHA-256 has 256 bits, two per layer).
-constexpr int kMaxLayer = 128;
-
 Error corrupt(std::string message) {
   return Error{ErrorCode::kCorrupt, "MST: " + std::move(message)};
 }
@@ -70,19 +67,6 @@ class Ops {
     return decode_mst_node(*block);
   }
 
-  // The layer of a stored node: its keys' layer, or one above its left
-  // subtree's when it has no keys (0 for the empty tree).
-  Result<int> layer_of(const Cid& cid, int depth = 0) {
-    if (depth > kMaxLayer) return std::unexpected(corrupt("tree deeper than its keys allow"));
-    auto data = read(cid);
-    if (!data) return std::unexpected(data.error());
-    if (!data->entries.empty()) return mst_key_height(data->entries.front().key);
-    if (!data->left) return 0;
-    auto below = layer_of(*data->left, depth + 1);
-    if (!below) return below;
-    return *below + 1;
-  }
-
   Result<void> load(MstTree::Node& node) {
     if (node.loaded) return {};
     if (node.layer < 0) return std::unexpected(corrupt("a subtree below layer 0"));
@@ -97,7 +81,8 @@ class Ops {
       node.items.push_back(MstItem{nullptr, std::move(entry.key), entry.value});
       if (entry.right) node.items.push_back(tree_item(unloaded(*entry.right, below)));
     }
-    if (node.items.empty() && node.layer != 0) return std::unexpected(corrupt("an empty subtree"));
+    // Only the empty tree's root holds nothing, and MstTree::load reads that one itself.
+    if (node.items.empty()) return std::unexpected(corrupt("an empty subtree"));
     node.loaded = true;
     return {};
   }
@@ -267,9 +252,16 @@ MstTree::~MstTree() = default;
 Result<MstTree> MstTree::load(const Cid& root, MstBlockSource source) {
   MstTree tree;
   tree.source_ = std::move(source);
-  auto layer = Ops(tree.source_).layer_of(root);
-  if (!layer) return std::unexpected(layer.error());
-  tree.root_ = unloaded(root, *layer);
+  auto data = Ops(tree.source_).read(root);
+  if (!data) return std::unexpected(data.error());
+  // The root is the node of the highest layer holding a key: a root with no
+  // keys is the empty tree, never a stand-in for the subtree below it.
+  if (data->entries.empty()) {
+    if (data->left) return std::unexpected(corrupt("a root holding no key, only a subtree"));
+    tree.root_->cid = root;
+    return tree;
+  }
+  tree.root_ = unloaded(root, mst_key_height(data->entries.front().key));
   return tree;
 }
 

@@ -224,5 +224,55 @@ TEST(MstTree, NodesThatLieAboutTheirShapeAreRefused) {
   EXPECT_FALSE(MstTree::load(root, source_of(swapped)).has_value());
 }
 
+TEST(MstTree, EmptyNodesOutsideTheEmptyTreeAreRefused) {
+  // The canonical tree never holds a node with nothing in it, and its root
+  // always holds a key (or is the empty tree). Trees that break either rule
+  // would not come back to their own root after a put and its undoing.
+  const Cid value = Cid::of_dag_cbor("v");
+  std::string low_key;  // a key of layer 0
+  for (int i = 0; low_key.empty(); ++i) {
+    const std::string key = "app.bulleted.node/y" + std::to_string(i);
+    if (mst_key_height(key) == 0) low_key = key;
+  }
+  Blocks blocks;
+  auto keep = [&blocks](const MstNodeData& node) {
+    std::string block = encode_mst_node(node);
+    const Cid cid = Cid::of_dag_cbor(block);
+    blocks[cid.str()] = std::move(block);
+    return cid;
+  };
+  MstNodeData leaf;
+  leaf.entries.push_back({low_key, value, std::nullopt});
+  const Cid leaf_cid = keep(leaf);
+
+  // A root with no key above a real subtree.
+  MstNodeData hollow;
+  hollow.left = leaf_cid;
+  auto over = MstTree::load(keep(hollow), source_of(blocks));
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().code, ErrorCode::kCorrupt);
+
+  // An empty layer-0 node hung below a key of layer 1.
+  std::string high_key;
+  for (int i = 0; high_key.empty(); ++i) {
+    const std::string key = "app.bulleted.node/z" + std::to_string(i);
+    if (mst_key_height(key) == 1) high_key = key;
+  }
+  MstNodeData top;
+  top.entries.push_back({high_key, value, keep(MstNodeData{})});
+  auto tree = MstTree::load(keep(top), source_of(blocks));
+  ASSERT_TRUE(tree.has_value());
+  auto got = tree->get(high_key + "~");  // a key after high_key walks into the empty node
+  ASSERT_FALSE(got.has_value());
+  EXPECT_EQ(got.error().code, ErrorCode::kCorrupt);
+
+  // The empty tree itself loads, and is empty.
+  const Cid empty = keep(MstNodeData{});
+  auto none = MstTree::load(empty, source_of(blocks));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->get(low_key)->has_value());
+  EXPECT_EQ(none->root()->str(), empty.str());
+}
+
 }  // namespace
 }  // namespace bulleted::firehose
