@@ -143,22 +143,40 @@ Result<void> Database::exec(const char* sql) {
 }
 
 Result<Transaction> Transaction::begin(Database& db, Kind kind) {
+  if (db.transaction_depth_ > 0) {
+    if (kind == Kind::kWrite && !db.writing_) {
+      return fail(ErrorCode::kInternal, "a write cannot nest inside a read transaction");
+    }
+    if (auto r = db.exec("SAVEPOINT nested"); !r) return std::unexpected(r.error());
+    ++db.transaction_depth_;
+    return Transaction(&db, true);
+  }
   if (auto r = db.exec(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"); !r) {
     return std::unexpected(r.error());
   }
-  return Transaction(&db);
+  db.transaction_depth_ = 1;
+  db.writing_ = kind == Kind::kWrite;
+  return Transaction(&db, false);
+}
+
+void Transaction::end() {
+  --db_->transaction_depth_;
+  db_ = nullptr;
 }
 
 Transaction::~Transaction() {
-  if (db_ != nullptr) (void)db_->exec("ROLLBACK");
+  if (db_ == nullptr) return;
+  (void)db_->exec(nested_ ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
+  end();
 }
 
 Result<void> Transaction::commit() {
   Database* db = db_;
-  db_ = nullptr;
-  auto result = db->exec("COMMIT");
+  const bool nested = nested_;
+  end();
+  auto result = db->exec(nested ? "RELEASE nested" : "COMMIT");
   // A failed COMMIT (busy, disk full) leaves the transaction open: end it.
-  if (!result) (void)db->exec("ROLLBACK");
+  if (!result) (void)db->exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
   return result;
 }
 

@@ -115,8 +115,13 @@ class Database {
   sqlite3* handle() const { return db_; }
 
  private:
+  friend class Transaction;
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  // Transactions open on this connection (the outermost a BEGIN, the rest
+  // savepoints), and whether the outermost one writes.
+  int transaction_depth_ = 0;
+  bool writing_ = false;
   // Keyed by the literal's address: each call site's SQL is prepared once.
   std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
 };
@@ -168,19 +173,26 @@ Result<std::vector<std::string>> query_texts(Database& db, const char* sql, cons
 }
 
 // BEGIN IMMEDIATE (or DEFERRED for reads) on construction; rolls back on
-// destruction unless committed.
+// destruction unless committed. Begun while another transaction of the same
+// connection is open, it is a savepoint inside that one: its commit keeps its
+// changes for the outer transaction to commit, its rollback undoes only them.
+// A write may nest only in a write.
 class Transaction {
  public:
   enum class Kind { kRead, kWrite };
   static Result<Transaction> begin(Database& db, Kind kind);
-  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction(Transaction&& other) noexcept : db_(other.db_), nested_(other.nested_) {
+    other.db_ = nullptr;
+  }
   Transaction& operator=(Transaction&&) = delete;
   ~Transaction();
   Result<void> commit();
 
  private:
-  explicit Transaction(Database* db) : db_(db) {}
+  Transaction(Database* db, bool nested) : db_(db), nested_(nested) {}
+  void end();
   Database* db_;
+  bool nested_;
 };
 
 // The error of a failed result, passed on as the caller's own failure.

@@ -242,6 +242,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
       new Store(std::move(*db), std::move(checkpointer), options.busy_timeout_ms));
 }
 
+Result<Transaction> Store::begin_write() {
+  return Transaction::begin(*db_, Transaction::Kind::kWrite);
+}
+
 Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
   if (!tx) return pass(tx);

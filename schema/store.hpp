@@ -34,6 +34,7 @@
 namespace bulleted::schema {
 
 class Database;
+class Transaction;
 class Checkpointer;
 
 enum class RepoStatus { kActive, kTakendown, kSuspended, kDeactivated, kDeleted };
@@ -341,6 +342,10 @@ class Store {
 
   // Writes.
   Result<ApplyOutcome> apply(const ApplyBatch& batch);
+  // A write transaction the caller commits: every read and write of this
+  // store until then happens inside it (each method's own transaction
+  // becoming a savepoint), and another connection's writes wait for it.
+  Result<Transaction> begin_write();
   // Sets a repo's status; kDeleted removes its nodes and tombstones.
   Result<void> set_repo_status(std::string_view did, RepoStatus status);
   Result<void> set_sync_state(std::string_view did, SyncState state);

@@ -6,6 +6,7 @@
 #include "firehose/dag_cbor.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/datetime.hpp"
+#include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -122,6 +123,17 @@ GroupLocks::Guard Writer::lock(const std::string& did, std::vector<std::string> 
 
 template <class T, class Attempt>
 Result<T> Writer::with_refresh(schema::Store& store, const std::string& did, Attempt attempt) {
+  if (sink_.index_is_repo()) {
+    // One transaction for what the placement read and the commit wrote
+    // (held under the group lock, as the commit always was): one snapshot
+    // of the file instead of one a read, and nothing to refresh.
+    auto scope = store.begin_write();
+    if (!scope) return std::unexpected(scope.error());
+    auto done = attempt(0);
+    if (!done) return done;
+    if (auto r = scope->commit(); !r) return std::unexpected(r.error());
+    return done;
+  }
   auto first = attempt(0);
   if (first || first.error().code != ErrorCode::kRepoChanged) return first;
   if (auto r = sink_.refresh(store, did); !r) return std::unexpected(r.error());

@@ -78,6 +78,9 @@ class RecordSink {
   virtual Result<void> refresh(schema::Store& store, const std::string& did) = 0;
   // A lock name that serializes all writes to one repo, or "" for none.
   virtual std::string repo_lock(const std::string& did) const = 0;
+  // Whether commit() only writes the index: then a write's placement reads
+  // and its commit can share one index transaction.
+  virtual bool index_is_repo() const { return false; }
   // Whether the repo already holds a record (resuming an import whose last
   // commit may have reached the repo but not the index).
   virtual Result<bool> holds(schema::Store& store, const std::string& did,
@@ -93,6 +96,7 @@ class LocalSink final : public RecordSink {
                            const CommitOptions& options = {}) override;
   Result<void> refresh(schema::Store&, const std::string&) override { return {}; }
   std::string repo_lock(const std::string&) const override { return ""; }
+  bool index_is_repo() const override { return true; }
   // The index is the repo, and progress commits with the records.
   Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {
     return false;

@@ -88,6 +88,68 @@ TEST_F(StoreTest, WritabilityIsSeenWithoutWaitingBehindAWriter) {
   EXPECT_TRUE((*other)->check_writable().has_value());
 }
 
+TEST_F(StoreTest, TransactionsBegunInsideAnotherAreItsSavepoints) {
+  Database& db = store_->database();
+  ASSERT_TRUE(db.exec("CREATE TABLE scratch (x INTEGER)").has_value());
+  auto other = Store::open(dir_.file("index.db"));
+  ASSERT_TRUE(other.has_value());
+  auto values = [](Database& on) {
+    auto rows = query_texts(on, "SELECT x FROM scratch ORDER BY x");
+    EXPECT_TRUE(rows.has_value());
+    return rows.value_or(std::vector<std::string>{});
+  };
+  {
+    auto outer = Transaction::begin(db, Transaction::Kind::kWrite);
+    ASSERT_TRUE(outer.has_value());
+    ASSERT_TRUE(db.exec("INSERT INTO scratch VALUES (1)").has_value());
+    {
+      // Dropped without a commit: only its own insert goes.
+      auto inner = Transaction::begin(db, Transaction::Kind::kWrite);
+      ASSERT_TRUE(inner.has_value());
+      ASSERT_TRUE(db.exec("INSERT INTO scratch VALUES (2)").has_value());
+    }
+    {
+      auto inner = Transaction::begin(db, Transaction::Kind::kWrite);
+      ASSERT_TRUE(inner.has_value());
+      ASSERT_TRUE(db.exec("INSERT INTO scratch VALUES (3)").has_value());
+      ASSERT_TRUE(inner->commit().has_value());
+    }
+    EXPECT_EQ(values(db), (std::vector<std::string>{"1", "3"}));
+    // Committed inside, still the outer transaction's to commit.
+    EXPECT_TRUE(values((*other)->database()).empty());
+    ASSERT_TRUE(outer->commit().has_value());
+  }
+  EXPECT_EQ(values((*other)->database()), (std::vector<std::string>{"1", "3"}));
+
+  // A write never nests inside a read.
+  auto read = Transaction::begin(db, Transaction::Kind::kRead);
+  ASSERT_TRUE(read.has_value());
+  auto write = Transaction::begin(db, Transaction::Kind::kWrite);
+  ASSERT_FALSE(write.has_value());
+  EXPECT_EQ(write.error().code, ErrorCode::kInternal);
+}
+
+TEST_F(StoreTest, AWriteScopeHoldsTheStoresOwnWritesUntilItCommits) {
+  auto other = Store::open(dir_.file("index.db"));
+  ASSERT_TRUE(other.has_value());
+  auto scope = store_->begin_write();
+  ASSERT_TRUE(scope.has_value());
+  apply({upsert({.rkey = "a", .sort_key = "a0"})});
+  // The store reads its own write; another connection does not see it yet.
+  EXPECT_TRUE(store_->node("did:plc:alice", "a").has_value());
+  EXPECT_FALSE((*other)->node("did:plc:alice", "a").has_value());
+  ASSERT_TRUE(scope->commit().has_value());
+  EXPECT_TRUE((*other)->node("did:plc:alice", "a").has_value());
+  // And a scope dropped uncommitted leaves nothing behind.
+  {
+    auto dropped = store_->begin_write();
+    ASSERT_TRUE(dropped.has_value());
+    apply({upsert({.rkey = "b", .sort_key = "a1"})});
+  }
+  EXPECT_FALSE(store_->node("did:plc:alice", "b").has_value());
+  EXPECT_FALSE((*other)->node("did:plc:alice", "b").has_value());
+}
+
 TEST_F(StoreTest, RefusesANewerSchema) {
   ASSERT_TRUE(store_->database().exec("PRAGMA user_version = 999").has_value());
   store_.reset();
