@@ -48,8 +48,12 @@ Checkpointer::~Checkpointer() {
 void Checkpointer::watch(sqlite3* db) { sqlite3_wal_hook(db, &Checkpointer::on_commit, this); }
 
 int Checkpointer::on_commit(void* self, sqlite3* /*db*/, const char* /*schema*/, int wal_pages) {
-  if (wal_pages >= kWalPages) {
-    auto* checkpointer = static_cast<Checkpointer*>(self);
+  auto* checkpointer = static_cast<Checkpointer*>(self);
+  int asked_at = checkpointer->asked_at_.load();
+  // A WAL smaller than when last asked was reused from its start since.
+  const int base = wal_pages < asked_at ? 0 : asked_at;
+  if (wal_pages - base >= kWalPages &&
+      checkpointer->asked_at_.compare_exchange_strong(asked_at, wal_pages)) {
     {
       std::lock_guard lock(checkpointer->mutex_);
       checkpointer->due_ = true;

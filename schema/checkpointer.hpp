@@ -4,7 +4,11 @@
 // is the ingest or request thread); a commit that leaves kWalPages or more in
 // the WAL wakes the checkpointer's thread instead, which runs a PASSIVE
 // checkpoint on its own connection: it never blocks readers or writers, and
-// the WAL is reused from its start once a checkpoint has caught up.
+// the WAL is reused from its start once a checkpoint has caught up. While
+// readers keep the WAL from being reused it only grows: a checkpoint is then
+// asked for once every kWalPages new pages, not at every commit (each run
+// syncs the WAL and the file, so one a commit was a storm of syncs that
+// stalled the writers' own commits).
 #pragma once
 
 #include <sqlite3.h>
@@ -52,6 +56,8 @@ class Checkpointer {
   std::condition_variable wake_;
   bool due_ = false;
   bool stopping_ = false;
+  // The WAL's size (pages) when the last checkpoint was asked for.
+  std::atomic<int> asked_at_{0};
   std::atomic<std::uint64_t> runs_{0};
   std::atomic<std::uint64_t> partial_runs_{0};
   std::thread thread_;

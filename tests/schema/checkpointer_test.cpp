@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -57,6 +58,44 @@ TEST(Checkpointer, CopiesTheWalIntoTheFileOffTheWritersThread) {
   auto reader = Store::open(path);
   ASSERT_TRUE(reader.has_value());
   EXPECT_EQ((*reader)->node_count().value(), 3000);
+}
+
+TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNotEveryCommit) {
+  // A reader holds an old snapshot, so no checkpoint can let the WAL start
+  // over and it only grows. Many small commits then ask for a checkpoint
+  // once per kWalPages new pages, not at each of them.
+  testing::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = Store::open(path);
+  ASSERT_TRUE(store.has_value());
+  auto reader = Store::open(path);
+  ASSERT_TRUE(reader.has_value());
+  ASSERT_TRUE((*reader)->database().exec("BEGIN; SELECT count(*) FROM nodes;").has_value());
+  auto checkpointer = Checkpointer::for_path(path);
+  const int commits = 1500;
+  for (int i = 0; i < commits; ++i) {
+    ApplyBatch apply;
+    testing::NodeSpec spec;
+    spec.rkey = "small" + std::to_string(i);
+    spec.text = std::string(1500, 'x');
+    apply.ops.push_back(testing::upsert(spec));
+    ASSERT_TRUE((*store)->apply(apply).has_value());
+  }
+  const auto wal_bytes = std::filesystem::file_size(path + "-wal");
+  const auto wal_pages = (wal_bytes - 32) / (4096 + 24);
+  ASSERT_GT(wal_pages, 3u * Checkpointer::kWalPages) << "the WAL grew past several thresholds";
+  // Waits for the last run asked for, then counts.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto runs = checkpointer->runs();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (checkpointer->runs() == runs) break;
+    runs = checkpointer->runs();
+  }
+  EXPECT_GE(runs, 1u);
+  EXPECT_LE(runs, wal_pages / Checkpointer::kWalPages + 1)
+      << "a checkpoint for each of " << commits << " commits past the threshold";
+  ASSERT_TRUE((*reader)->database().exec("COMMIT").has_value());
 }
 
 TEST(Checkpointer, AStoreCanKeepSqlitesOwnCheckpoints) {
