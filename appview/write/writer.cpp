@@ -1,5 +1,6 @@
 #include "appview/write/writer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -145,15 +146,81 @@ Result<T> Writer::with_refresh(schema::Store& store, const std::string& did, Att
   return second;
 }
 
+CreateQueues::Stripe& CreateQueues::stripe_of(const std::string& key) {
+  return stripes_[std::hash<std::string>{}(key) % stripes_.size()];
+}
+
+std::size_t CreateQueues::waiting(const std::string& key) {
+  Stripe& stripe = stripe_of(key);
+  std::lock_guard lock(stripe.mutex);
+  return static_cast<std::size_t>(std::count_if(stripe.queue.begin(), stripe.queue.end(),
+                                                [&](const Job* job) { return job->key == key; }));
+}
+
+void CreateQueues::submit(Job& job, const std::function<void(const std::vector<Job*>&)>& lead) {
+  Stripe& stripe = stripe_of(job.key);
+  std::unique_lock lock(stripe.mutex);
+  stripe.queue.push_back(&job);
+  stripe.done.wait(lock, [&] { return job.done || !stripe.leading.contains(job.key); });
+  if (job.done) return;
+  stripe.leading.insert(job.key);
+  std::vector<Job*> batch;
+  for (auto it = stripe.queue.begin(); it != stripe.queue.end() && batch.size() < kMaxBatch;) {
+    if ((*it)->key == job.key) {
+      batch.push_back(*it);
+      it = stripe.queue.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  lock.unlock();
+  try {
+    lead(batch);
+  } catch (const std::exception& e) {
+    for (Job* each : batch) {
+      if (!each->result) each->result = fail(ErrorCode::kInternal, e.what());
+    }
+  }
+  lock.lock();
+  for (Job* each : batch) each->done = true;
+  stripe.leading.erase(job.key);
+  lock.unlock();
+  stripe.done.notify_all();
+}
+
+void Writer::run_creates(schema::Store& store, const std::string& did, const std::string& group,
+                         const std::vector<CreateQueues::Job*>& batch) {
+  auto guard = lock(did, {group});
+  auto scope = store.begin_write();
+  if (!scope) {
+    for (auto* job : batch) job->result = std::unexpected(scope.error());
+    return;
+  }
+  // Each create's own apply is a savepoint: one that fails (or throws)
+  // leaves the others.
+  for (auto* job : batch) {
+    try {
+      job->result = job->run(store);
+    } catch (const std::exception& e) {
+      job->result = fail(ErrorCode::kInternal, e.what());
+    }
+  }
+  if (auto r = scope->commit(); !r) {
+    for (auto* job : batch) {
+      if (*job->result) job->result = std::unexpected(r.error());
+    }
+  }
+}
+
 Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
                                    const NeighbourIntent& intent, const NodeFields& fields) {
   if (!fields.text) return fail(ErrorCode::kInvalidRequest, "text is required");
   if (auto r = check_text(fields); !r) return std::unexpected(r.error());
   const std::string group = schema::target_group(did, intent.parent_rkey);
-  auto guard = lock(did, {group});
   const std::string rkey = clock_.next().str();
-  return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
-    auto placement = place(store, did, intent, std::nullopt, thread_jitter(), faults_);
+  // Placed and committed through `on`: the store of whichever thread runs it.
+  auto attempt = [&](schema::Store& on, int refreshes) -> Result<WriteResult> {
+    auto placement = place(on, did, intent, std::nullopt, thread_jitter(), faults_);
     if (!placement) return std::unexpected(placement.error());
     schema::NodeRecord record;
     record.text = *fields.text;
@@ -163,13 +230,23 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
     record.sort_key = placement->sort_key;
     record.sort_key_valid = true;
     record.created_at = schema::now_datetime();
-    auto writes = rekey_writes(store, did, *placement);
+    auto writes = rekey_writes(on, did, *placement);
     if (!writes) return std::unexpected(writes.error());
     writes->push_back({schema::OpKind::kCreate, rkey, std::move(record)});
-    auto committed = sink_.commit(store, did, *writes);
+    auto committed = sink_.commit(on, did, *writes);
     if (!committed) return std::unexpected(committed.error());
     return result_of(did, rkey, *writes, *committed, placement->retries + refreshes);
-  });
+  };
+  if (creates_ != nullptr && sink_.index_is_repo()) {
+    CreateQueues::Job job{did + "\n" + group, [&](schema::Store& on) { return attempt(on, 0); }};
+    creates_->submit(job, [&](const std::vector<CreateQueues::Job*>& batch) {
+      run_creates(store, did, group, batch);
+    });
+    return std::move(*job.result);
+  }
+  auto guard = lock(did, {group});
+  return with_refresh<WriteResult>(store, did,
+                                   [&](int refreshes) { return attempt(store, refreshes); });
 }
 
 Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,

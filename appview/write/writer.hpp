@@ -13,9 +13,15 @@
 // thread's own connection.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,11 +112,43 @@ class LocalSink final : public RecordSink {
   ordering::TidClock& clock_;
 };
 
+// Creates waiting on the same sibling group, committed together. The first
+// create of a group to arrive leads: it takes every create of that group
+// queued behind it (up to kMaxBatch) and runs them in one index transaction,
+// each placed after the ones before it, so the group's commit is paid once a
+// batch instead of once a create. The others wait for their own result.
+class CreateQueues {
+ public:
+  static constexpr std::size_t kMaxBatch = 64;
+  struct Job {
+    std::string key;  // the repo and the sibling group
+    std::function<Result<WriteResult>(schema::Store&)> run;
+    std::optional<Result<WriteResult>> result;
+    bool done = false;
+  };
+  // Returns once `job` has its result: run by this thread, leading with
+  // `lead` (which must set every result of the batch it is given), or by
+  // another create's.
+  void submit(Job& job, const std::function<void(const std::vector<Job*>&)>& lead);
+  // Creates of `key` queued behind a running batch.
+  std::size_t waiting(const std::string& key);
+
+ private:
+  struct Stripe {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::deque<Job*> queue;
+    std::set<std::string> leading;  // keys with a batch running
+  };
+  Stripe& stripe_of(const std::string& key);
+  std::array<Stripe, 64> stripes_;
+};
+
 class Writer {
  public:
   Writer(GroupLocks& locks, ordering::TidClock& clock, RecordSink& sink,
-         PlacementFaults* faults = nullptr)
-      : locks_(locks), clock_(clock), sink_(sink), faults_(faults) {}
+         PlacementFaults* faults = nullptr, CreateQueues* creates = nullptr)
+      : locks_(locks), clock_(clock), sink_(sink), faults_(faults), creates_(creates) {}
 
   Result<WriteResult> create(schema::Store& store, const std::string& did,
                              const NeighbourIntent& intent, const NodeFields& fields);
@@ -126,11 +164,15 @@ class Writer {
                          TreeAccess tree = TreeAccess::kShared);
   template <class T, class Attempt>
   Result<T> with_refresh(schema::Store& store, const std::string& did, Attempt attempt);
+  // Leads a batch of creates of one group (CreateQueues).
+  void run_creates(schema::Store& store, const std::string& did, const std::string& group,
+                   const std::vector<CreateQueues::Job*>& batch);
 
   GroupLocks& locks_;
   ordering::TidClock& clock_;
   RecordSink& sink_;
   PlacementFaults* faults_;
+  CreateQueues* creates_;
 };
 
 // The CID of a record as its owner's repo would compute it (DAG-CBOR,

@@ -60,6 +60,7 @@ struct AppContext {
   RateLimiter sign_in_account_limits;  // createSession per identifier
   LongRequestGate exports;
   GroupLocks locks;
+  CreateQueues creates;  // local mode's createNode batches
   ordering::TidClock clock;
   RequestMetrics metrics;
   const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose

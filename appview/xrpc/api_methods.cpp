@@ -314,7 +314,7 @@ HttpResponse create_node(Api& api, const ApiMethod& method, const HttpRequest& r
   if (!fields.text)
     return error_response(Error{ErrorCode::kInvalidRequest, "missing required field text"});
   auto& context = ApiMethods::context(api);
-  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
+  Writer writer(context.locks, context.clock, *write->sink, &write->faults, &context.creates);
   return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
 }
 

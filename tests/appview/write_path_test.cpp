@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -191,6 +193,7 @@ TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
     return intent;
   };
   int landed = 0;
+  CreateQueues creates;
   for (int round = 0; round < 40; ++round) {
     auto d = writer.create(*store_, kDid, under(std::nullopt), {.text = "d"});
     ASSERT_TRUE(d.has_value()) << d.error().message;
@@ -207,7 +210,8 @@ TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
         auto store = schema::Store::open(path);
         ASSERT_TRUE(store.has_value());
         LocalSink own_sink(clock_);
-        Writer own(locks_, clock_, own_sink);
+        // Odd rounds: creates batched through the queues, as createNode is.
+        Writer own(locks_, clock_, own_sink, nullptr, round % 2 == 1 ? &creates : nullptr);
         while (!go) std::this_thread::yield();
         body(**store, own);
       });
@@ -234,6 +238,119 @@ TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
     EXPECT_EQ(report->nodes, 0) << "the subtree and everything created in it are gone";
   }
   EXPECT_GT(landed, 0) << "creates did run alongside the deletes";
+}
+
+TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
+  // Threads with connections of their own create at random indexes of one
+  // group through shared queues (createNode's path), some naming a sibling
+  // that does not exist: every good create lands once, in a place no other
+  // took, and a failing one leaves the rest of its batch alone.
+  const std::string path = dir_.file("index.db");
+  CreateQueues creates;
+  LocalSink seed_sink(clock_);
+  Writer seed(locks_, clock_, seed_sink);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(seed.create(*store_, kDid, {}, {.text = "seed"}).has_value());
+  }
+  std::atomic<int> made{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      auto store = schema::Store::open(path);
+      ASSERT_TRUE(store.has_value());
+      LocalSink sink(clock_);
+      Writer own(locks_, clock_, sink, nullptr, &creates);
+      std::mt19937 random(static_cast<unsigned>(t));
+      for (int i = 0; i < 40; ++i) {
+        NeighbourIntent intent;
+        if (i % 7 == 3) {
+          intent.after_rkey = "3zzzzzzzzzzzz";  // no such sibling
+        } else {
+          intent.position = std::to_string(random() % 30);
+        }
+        auto made_one = own.create(**store, kDid, intent, {.text = "t" + std::to_string(t)});
+        if (made_one) {
+          ++made;
+        } else {
+          EXPECT_EQ(made_one.error().code, ErrorCode::kInvalidNeighbour)
+              << made_one.error().message;
+          ++refused;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(refused.load(), 6 * 6);
+  EXPECT_EQ(made.load(), 6 * 40 - 6 * 6);
+  const auto rkeys = order();
+  EXPECT_EQ(rkeys.size(), static_cast<std::size_t>(20 + made.load()));
+  EXPECT_EQ(std::set<std::string>(rkeys.begin(), rkeys.end()).size(), rkeys.size());
+  auto keys = store_->sibling_keys(schema::root_group(kDid), std::nullopt, false, 1000);
+  ASSERT_TRUE(keys.has_value());
+  for (std::size_t i = 1; i < keys->size(); ++i) {
+    EXPECT_LT((*keys)[i - 1].sort_key, (*keys)[i].sort_key) << "two creates took one key";
+  }
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->wrong_counts, 0);
+  EXPECT_EQ(report->wrong_blocks, 0);
+  EXPECT_EQ(report->nodes, 20 + made.load());
+}
+
+TEST(CreateQueuesTest, CreatesQueuedBehindABatchRunAsTheNextOneAndOtherGroupsDoNotWait) {
+  testing::TempDir dir;
+  auto store = schema::Store::open(dir.file("index.db"));
+  ASSERT_TRUE(store.has_value());
+  CreateQueues queues;
+  std::mutex sizes_mutex;
+  std::vector<std::size_t> sizes;  // each batch's size, in the order they ran
+  auto lead = [&](const std::vector<CreateQueues::Job*>& batch) {
+    {
+      std::lock_guard lock(sizes_mutex);
+      sizes.push_back(batch.size());
+    }
+    for (auto* job : batch) job->result = job->run(**store);
+  };
+  auto job_of = [](std::string key, std::string name) {
+    return CreateQueues::Job{std::move(key), [name](schema::Store&) -> Result<WriteResult> {
+                               return WriteResult{.rkey = name};
+                             }};
+  };
+  std::atomic<bool> release{false};
+  std::atomic<bool> first_running{false};
+  CreateQueues::Job first = job_of("g", "first");
+  std::thread leader([&] {
+    queues.submit(first, [&](const std::vector<CreateQueues::Job*>& batch) {
+      first_running = true;
+      while (!release) std::this_thread::yield();
+      lead(batch);
+    });
+  });
+  while (!first_running) std::this_thread::yield();
+  // Another group is not held up by the running batch.
+  CreateQueues::Job other = job_of("h", "other");
+  queues.submit(other, lead);
+  ASSERT_TRUE(other.result && *other.result);
+  EXPECT_EQ((*other.result)->rkey, "other");
+  // Three of the same group queue up behind it ...
+  std::vector<CreateQueues::Job> later;
+  for (int i = 0; i < 3; ++i) later.push_back(job_of("g", "later" + std::to_string(i)));
+  std::vector<std::thread> waiters;
+  for (auto& job : later) waiters.emplace_back([&, job = &job] { queues.submit(*job, lead); });
+  while (queues.waiting("g") < 3) std::this_thread::yield();
+  release = true;
+  leader.join();
+  for (auto& waiter : waiters) waiter.join();
+  // ... and ran as one batch after it, each with its own result.
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{1, 1, 3}));
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ((*first.result)->rkey, "first");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(later[i].result && *later[i].result);
+    EXPECT_EQ((*later[i].result)->rkey, "later" + std::to_string(i));
+  }
+  EXPECT_EQ(queues.waiting("g"), 0u);
 }
 
 TEST(GroupLocksTest, TwoGroupsInEitherOrderNeverDeadlockAndExcludeEachOther) {
