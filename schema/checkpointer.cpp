@@ -78,7 +78,12 @@ void Checkpointer::run() {
                                  : sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                                              &wal_frames, &copied);
     ++runs_;
-    if (rc != SQLITE_OK || copied < wal_frames) ++partial_runs_;
+    if (rc != SQLITE_OK || copied < wal_frames) {
+      ++partial_runs_;
+    } else {
+      // All of it is in the file: the next commit starts the WAL over.
+      asked_at_ = 0;
+    }
     lock.lock();
   }
   lock.unlock();
