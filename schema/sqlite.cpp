@@ -164,9 +164,21 @@ void Transaction::end() {
   db_ = nullptr;
 }
 
+namespace {
+
+void roll_back(Database& db, bool nested) {
+  if (nested) {
+    (void)db.exec("ROLLBACK TO nested; RELEASE nested");
+  } else {
+    (void)db.exec("ROLLBACK");
+  }
+}
+
+}  // namespace
+
 Transaction::~Transaction() {
   if (db_ == nullptr) return;
-  (void)db_->exec(nested_ ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
+  roll_back(*db_, nested_);
   end();
 }
 
@@ -174,9 +186,9 @@ Result<void> Transaction::commit() {
   Database* db = db_;
   const bool nested = nested_;
   end();
-  auto result = db->exec(nested ? "RELEASE nested" : "COMMIT");
+  auto result = nested ? db->exec("RELEASE nested") : db->exec("COMMIT");
   // A failed COMMIT (busy, disk full) leaves the transaction open: end it.
-  if (!result) (void)db->exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
+  if (!result) roll_back(*db, nested);
   return result;
 }
 
