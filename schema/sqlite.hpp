@@ -113,6 +113,8 @@ class Database {
   Result<void> exec(const char* sql);
 
   sqlite3* handle() const { return db_; }
+  // Whether a transaction is open (SQLite may end one itself on an error).
+  bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   friend class Transaction;

@@ -164,7 +164,9 @@ void CreateQueues::submit(Job& job, const std::function<void(const std::vector<J
   stripe.done.wait(lock, [&] { return job.done || !stripe.leading.contains(job.key); });
   if (job.done) return;
   stripe.leading.insert(job.key);
-  std::vector<Job*> batch;
+  // Its own create first, then those of its group in the order they came.
+  std::erase(stripe.queue, &job);
+  std::vector<Job*> batch{&job};
   for (auto it = stripe.queue.begin(); it != stripe.queue.end() && batch.size() < kMaxBatch;) {
     if ((*it)->key == job.key) {
       batch.push_back(*it);
@@ -197,8 +199,13 @@ void Writer::run_creates(schema::Store& store, const std::string& did, const std
     return;
   }
   // Each create's own apply is a savepoint: one that fails (or throws)
-  // leaves the others.
+  // leaves the others, unless SQLite ended the whole transaction with it
+  // (a full disk): then the rest are not run outside it.
   for (auto* job : batch) {
+    if (!store.database().in_transaction()) {
+      job->result = fail(ErrorCode::kUnavailable, "the index ended the batch's transaction");
+      continue;
+    }
     try {
       job->result = job->run(store);
     } catch (const std::exception& e) {
