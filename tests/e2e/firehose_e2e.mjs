@@ -299,9 +299,16 @@ try {
       const db = new Database(secondDb, { readonly: true, fileMustExist: true });
       try { return db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE did = ?').get(carol.did).n; } finally { db.close(); }
     };
+    const cursorIn = () => {
+      const db = new Database(secondDb, { readonly: true, fileMustExist: true });
+      try { return db.prepare('SELECT MAX(seq) AS seq FROM cursors').get().seq ?? -1; } finally { db.close(); }
+    };
     let indexer = await follow();
     await put2('one', 'One');
-    await waitFor('the first record', () => countIn() === 1);
+    // The record and the cursor past its event: the start-up backfill may
+    // index the record from getRepo before the event's cursor is committed,
+    // and a consumer stopped then would restart with no cursor at all.
+    await waitFor('the first record and its cursor', () => countIn() === 1 && cursorIn() >= 0);
     await stopProcess(indexer, 'SIGTERM');
     await put2('two', 'Two');
     await sleep(2500);  // the event for "two" leaves the replay window
