@@ -112,11 +112,12 @@ class LocalSink final : public RecordSink {
   ordering::TidClock& clock_;
 };
 
-// Creates waiting on the same sibling group, committed together. The first
-// create of a group to arrive leads: it takes every create of that group
-// queued behind it (up to kMaxBatch) and runs them in one index transaction,
-// each placed after the ones before it, so the group's commit is paid once a
-// batch instead of once a create. The others wait for their own result.
+// Creates waiting on the same sibling group, committed together. A create
+// that finds no batch of its group running leads one: with its own, it takes
+// every create of that group that queued while the last batch ran (up to
+// kMaxBatch) and runs them in one index transaction, each placed after the
+// ones before it, so the group's commit is paid once a batch instead of once
+// a create. The others wait for their own result.
 class CreateQueues {
  public:
   static constexpr std::size_t kMaxBatch = 64;
