@@ -321,9 +321,9 @@ int main(int argc, char** argv) {
               write_only.median_us, write_only.p90_us, body.size());
   std::printf("getSubtree of %zu nodes (%zu bytes of JSON): %.1f us (p90 %.1f)\n", subtree_nodes,
               subtree_bytes, subtree.median_us, subtree.p90_us);
-  std::printf("  of which reading its rows: %.1f us (p90 %.1f); writing its JSON: %.1f us (p90 %.1f)\n",
-              subtree_read.median_us, subtree_read.p90_us, subtree_write.median_us,
-              subtree_write.p90_us);
+  std::printf(
+      "  of which reading its rows: %.1f us (p90 %.1f); writing its JSON: %.1f us (p90 %.1f)\n",
+      subtree_read.median_us, subtree_read.p90_us, subtree_write.median_us, subtree_write.p90_us);
   if (!svg_path.empty()) {
     write_svg(svg_path, rows);
     std::printf("plot: %s\n", svg_path.c_str());
