@@ -6,6 +6,7 @@
 # size (17 KB) and one of a 2,000-node subtree's (746 KB, one connection),
 # each beside the same trivial handler on a Boost.Beast front.
 # Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
+# ONLY=<regex> runs only the rows whose name matches (e.g. ONLY='746|getSubtree').
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -50,6 +51,7 @@ node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/
 
 run() {  # run NAME URL [SCRIPT]   (CONNECTIONS=1 RUN_THREADS=1 for one client's latency)
   local out
+  if [ -n "${ONLY:-}" ] && ! [[ "$1" =~ $ONLY ]]; then return 0; fi
   out=$(wrk -t"${RUN_THREADS:-2}" -c"${CONNECTIONS:-$connections}" -d"${seconds}s" --latency ${3:+-s "$3"} "$2")
   local rps p50 p99 errors
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')

@@ -24,6 +24,27 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
                const std::string& json, std::int64_t seq);
 
+// Where the op's record is filed now, if the index holds it. Read once and
+// written by rowid: a write with RETURNING would collect its rows in a
+// temporary table on every run.
+struct StoredPlace {
+  std::int64_t rowid = 0;
+  std::string rev;
+  std::string group;
+  std::string sort_key;
+};
+Result<std::optional<StoredPlace>> stored_place(Database& db, const RecordOp& op) {
+  auto stmt =
+      db.prepare("SELECT rowid, rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, op.did).bind_view(2, op.rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<StoredPlace>();
+  return std::optional<StoredPlace>(
+      StoredPlace{(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2), (*stmt)->text(3)});
+}
+
 // Writes the record unless its row holds the same or a newer rev; false
 // when the op was stale. Where the node was and is goes to `upkeep`.
 Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& group,
@@ -51,28 +72,21 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
     auto inserted = insert();
     if (!inserted || *inserted) return inserted;
   }
-  std::optional<std::pair<std::string, SiblingKey>> was;
-  {
-    auto old = db.prepare("SELECT rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
-    if (!old) return pass(old);
-    (*old)->bind_view(1, op.did).bind_view(2, op.rkey);
-    auto row = (*old)->step();
-    if (!row) return pass(row);
-    if (*row) {
-      if ((*old)->text_view(0) >= op.rev) return false;
-      was.emplace((*old)->text(1), SiblingKey{(*old)->text(2), op.rkey});
-    }
-  }
-  if (!was) return insert();  // an update of a record the index never had
+  auto was = stored_place(db, op);
+  if (!was) return pass(was);
+  if (!*was) return insert();  // an update of a record the index never had
+  if ((*was)->rev >= op.rev) return false;
+  // The row found above, by its rowid: no second search of (did, rkey).
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
-      " record = ?13, change_seq = ?14 WHERE did = ?1 AND rkey = ?2");
+      " record = ?13, change_seq = ?14 WHERE rowid = ?15");
   if (!stmt) return pass(stmt);
   bind_node(**stmt, op, group, json, seq);
+  (*stmt)->bind(15, (*was)->rowid);
   if (auto r = (*stmt)->run(); !r) return pass(r);
-  if (was->first == group && was->second.sort_key == now.sort_key) return true;
-  upkeep.removed(was->first, was->second);
+  if ((*was)->group == group && (*was)->sort_key == now.sort_key) return true;
+  upkeep.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
   upkeep.added(group, now);
   return true;
 }
@@ -108,25 +122,15 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 // same or a newer rev; false when the op was stale. The caller has checked
 // the tombstone.
 Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, GroupUpkeep& upkeep) {
-  bool removed = false;
-  {
-    auto remove = db.prepare(
-        "DELETE FROM nodes WHERE did = ?1 AND rkey = ?2 AND rev < ?3 RETURNING grp, sort_key");
+  auto was = stored_place(db, op);
+  if (!was) return pass(was);
+  if (*was) {
+    if ((*was)->rev >= op.rev) return false;  // a newer row
+    auto remove = db.prepare("DELETE FROM nodes WHERE rowid = ?1");
     if (!remove) return pass(remove);
-    (*remove)->bind(1, op.did).bind(2, op.rkey).bind(3, op.rev);
-    auto row = (*remove)->step();
-    if (!row) return pass(row);
-    if (*row) {
-      removed = true;
-      upkeep.removed((*remove)->text(0), SiblingKey{(*remove)->text(1), op.rkey});
-    }
-  }
-  if (!removed) {
-    // No row, or a newer one.
-    auto newer = query_value<std::int64_t>(db, "SELECT 1 FROM nodes WHERE did = ?1 AND rkey = ?2",
-                                           op.did, op.rkey);
-    if (!newer) return pass(newer);
-    if (*newer) return false;
+    (*remove)->bind(1, (*was)->rowid);
+    if (auto r = (*remove)->run(); !r) return pass(r);
+    upkeep.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
   }
   auto tomb = db.prepare(
       "INSERT INTO tombstones (did, rkey, rev, change_seq) VALUES (?1, ?2, ?3, ?4)"

@@ -223,6 +223,47 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
   expect_matches(model);
 }
 
+// Blocks are kept, not merged, when their group shrinks back under
+// kBlockedGroup: every later change must still move them.
+TEST_F(PositionsTest, AGroupThatShrankKeepsItsBlocksRight) {
+  const auto ops = ascending(2 * kBlockedGroup);
+  apply(std::vector<RecordOp>(ops));
+  ASSERT_GT(blocks(1), 1);
+  const std::string top = root_group(kDid);
+  Model model;
+  for (const auto& op : ops) model.put(top, *op.record->sort_key, op.rkey);
+  ++rev_;
+  std::vector<RecordOp> removals;
+  for (std::size_t i = 0; i < ops.size(); i += 4) {
+    if (model.where.size() <= static_cast<std::size_t>(kBlockedGroup / 2)) break;
+    removals.push_back(testing::remove(kDid, ops[i].rkey, rev_));
+    model.drop(ops[i].rkey);
+  }
+  for (std::size_t i = 1; i < ops.size() && model.where.size() > 20; i += 2) {
+    removals.push_back(testing::remove(kDid, ops[i].rkey, rev_));
+    model.drop(ops[i].rkey);
+  }
+  apply(std::move(removals));
+  ASSERT_GT(blocks(1), 0);  // still counted in blocks
+  expect_matches(model);
+  // Now small, the group still changes: an insert at the front, a move to
+  // the end, a delete.
+  auto jitter = ordering::Mulberry32::from_seed(3);
+  const auto& order = model.groups[top];
+  const std::string front = *ordering::between(std::nullopt, std::get<0>(*order.begin()), jitter);
+  const std::string end = *ordering::between(std::get<0>(*order.rbegin()), std::nullopt, jitter);
+  const std::string moved = std::get<1>(*std::next(order.begin(), 3));
+  const std::string gone = std::get<1>(*std::next(order.begin(), 5));
+  ++rev_;
+  apply({upsert({.rkey = "front", .sort_key = front, .rev = rev_}),
+         upsert({.rkey = moved, .sort_key = end, .text = "moved", .rev = rev_}),
+         testing::remove(kDid, gone, rev_)});
+  model.put(top, front, "front");
+  model.put(top, end, moved);
+  model.drop(gone);
+  expect_matches(model);
+}
+
 TEST_F(PositionsTest, ADeletedRepoTakesItsBlocks) {
   apply(ascending(2 * kBlockedGroup));
   ASSERT_GT(blocks(1), 0);

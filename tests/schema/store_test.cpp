@@ -434,6 +434,14 @@ TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
          upsert({.rkey = "e2", .parent_rkey = "late"})});
   apply({upsert({.rkey = "late"})});
   EXPECT_EQ(count_of("late"), 2);
+  // A group emptied keeps no count (check would count it as wrong).
+  apply({testing::remove("did:plc:alice", "c1", 5)});
+  EXPECT_EQ(count_of("q"), 0);
+  auto emptied =
+      query_value<std::int64_t>(store_->database(), "SELECT n FROM group_counts WHERE grp = ?1",
+                                children_group("did:plc:alice", "q"));
+  ASSERT_TRUE(emptied.has_value());
+  EXPECT_FALSE(emptied->has_value());
   auto page = store_->children({.did = "did:plc:alice"});
   ASSERT_TRUE(page.has_value());
   for (const auto& row : page->nodes) {
