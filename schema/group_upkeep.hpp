@@ -31,9 +31,10 @@ class GroupUpkeep {
   void added(const std::string& group, const SiblingKey& key);
   // A node no longer filed in `group` at `key`.
   void removed(const std::string& group, const SiblingKey& key);
-  // Writes what the batch changed, one statement a group for its count (and
-  // whether it has blocks), then the blocks of the groups that have them;
-  // call once, before the transaction commits.
+  // Writes what the batch changed: every group's count in one statement,
+  // one more to find the groups that need more than a count (emptied, with
+  // blocks, grown past kBlockedGroup), then their blocks; call once, before
+  // the transaction commits.
   Result<void> flush();
 
  private:
