@@ -8,7 +8,12 @@
 # first. Prints every run and the median of the per-round ratios. The
 # baseline is checked out as a git worktree and built (Release, its app view
 # and firehose_bench only) into .scratch/upkeep-baseline once.
-# Usage: [ROUNDS=N] [BASELINE=COMMIT] bench/run_upkeep_bench.sh [COMMITS] [NODES]   (default 5000, 100000)
+# With INSTRUCTIONS=1 it then also counts, under valgrind's callgrind, the
+# instructions each build's ingest spends applying batches (everything under
+# Ingestor::flush, on a stream of 1,000 commits): a figure the host's noise
+# does not move, though it leaves out the time the kernel spends writing.
+# Usage: [ROUNDS=N] [BASELINE=COMMIT] [INSTRUCTIONS=1] bench/run_upkeep_bench.sh [COMMITS] [NODES]
+#        (default 5000, 100000)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -67,3 +72,21 @@ for round in range(1, rounds + 1):
 print(f"median cost against the baseline: ingest {100 * (statistics.median(ingest_ratios) - 1):+.1f}%, "
       f"import {100 * (statistics.median(import_ratios) - 1):+.1f}%")
 PY
+if [ "${INSTRUCTIONS:-0}" = 1 ]; then
+  if ! command -v valgrind >/dev/null; then
+    echo "INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2
+    exit 1
+  fi
+  "$bin/bench/make_frames" "$work/small" 1000 >/dev/null
+  applied() {  # instructions under Ingestor::flush, inclusive
+    valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+      "$1/bench/firehose_bench" "$work/small" "$work/callgrind.db" >/dev/null 2>&1
+    callgrind_annotate --inclusive=yes "$work/callgrind.out" |
+      awk '/Ingestor::flush\(\)/ { gsub(",", "", $1); print $1; exit }'
+  }
+  mine="$(applied "$root/$bin")"
+  theirs="$(applied "$base_dir/build")"
+  python3 -c "import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); \
+print(f'instructions applying 1,000 commits: {a:,} against the baseline\'s {b:,} ({100 * (a / b - 1):+.1f}%)')" \
+    "$mine" "$theirs"
+fi

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,21 +33,31 @@ class GroupUpkeep {
   // A node no longer filed in `group` at `key`.
   void removed(const std::string& group, const SiblingKey& key);
   // Writes what the batch changed: every group's count in one statement,
-  // one more to find the groups that need more than a count (emptied, with
-  // blocks, grown past kBlockedGroup), then their blocks; call once, before
-  // the transaction commits.
+  // which also reports the groups that need more than a count (emptied,
+  // with blocks, grown past kBlockedGroup), then their blocks; call once,
+  // before the transaction commits.
   Result<void> flush();
 
- private:
+  // What the count upsert reports of a group whose count row it found.
+  struct Found {
+    std::int64_t size = 0;  // after the batch
+    bool blocked = false;
+  };
   struct Change {
     std::int64_t delta = 0;
     std::vector<std::pair<SiblingKey, int>> moves;  // nodes that came (+1) or went (-1)
+    std::optional<Found> found;  // set by the upsert when the group may need more
   };
 
+ private:
   Database& db_;
   // In key order: the counts are written along the b-tree, not across it.
   std::map<std::string, Change, std::less<>> groups_;
 };
+
+// Registers on `db` the SQL function through which flush()'s upsert reports
+// the groups it finds (once a connection, before any flush).
+Result<void> register_group_upkeep(Database& db);
 
 // Takes away the counts and blocks of every group of `did` (its nodes are
 // gone with the repo).

@@ -36,6 +36,11 @@ Statement& Statement::bind_view(int index, const std::optional<std::string>& tex
   return text ? bind_view(index, std::string_view(*text)) : bind_null(index);
 }
 
+Statement& Statement::bind_pointer(int index, void* pointer, const char* type) {
+  sqlite3_bind_pointer(stmt_, index, pointer, type, nullptr);
+  return *this;
+}
+
 Statement& Statement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
   return *this;

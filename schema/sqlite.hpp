@@ -43,6 +43,10 @@ class Statement {
   Statement& bind(int index, bool value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, const std::optional<std::string>& text);
   Statement& bind_null(int index);
+  // Binds a pointer that only an application function asking for `type`
+  // can see (sqlite3_bind_pointer); SQL itself sees NULL.
+  // REQUIRES: `type` is a string literal; `pointer` outlives the run.
+  Statement& bind_pointer(int index, void* pointer, const char* type);
   // Binds text without copying it: the hot write path's binds.
   // REQUIRES: the text stays alive until the statement has run (SQLite reads
   // it while stepping; the reset that ends every use clears the binding).

@@ -236,6 +236,7 @@ int Store::schema_version() { return latest_schema_version(); }
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreOptions& options) {
   auto db = Database::open(path, options.busy_timeout_ms);
   if (!db) return std::unexpected(db.error());
+  if (auto r = register_group_upkeep(**db); !r) return std::unexpected(r.error());
   if (auto r = migrate(**db, options.on_migration); !r) return std::unexpected(r.error());
   std::shared_ptr<Checkpointer> checkpointer;
   if (options.background_checkpoints) {

@@ -262,6 +262,12 @@ TEST_F(PositionsTest, AGroupThatShrankKeepsItsBlocksRight) {
   model.put(top, end, moved);
   model.drop(gone);
   expect_matches(model);
+  // A batch that only adds to it (its count grows, still small).
+  const std::string first = *ordering::between(std::nullopt, front, jitter);
+  ++rev_;
+  apply({upsert({.rkey = "first", .sort_key = first, .rev = rev_})});
+  model.put(top, first, "first");
+  expect_matches(model);
 }
 
 TEST_F(PositionsTest, ADeletedRepoTakesItsBlocks) {
