@@ -45,6 +45,11 @@ class HttpXrpcClient final : public XrpcClient {
       // An answer without a Content-Length is checked once it has arrived.
       concurrency::streams::container_buffer<std::string> sink;
       response.body().read_to_end(sink).get();
+      // The read ends as soon as the body's stream is closed for writing;
+      // cpprest finishes that close in a task of its own pool. Wait for it,
+      // so that no task of this answer is left behind (a command that exits
+      // right after its last answer would leave it unrun).
+      response.content_ready().wait();
       if (sink.collection().size() > max_body_bytes_) {
         return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
       }
