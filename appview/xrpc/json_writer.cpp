@@ -54,6 +54,15 @@ JsonWriter& JsonWriter::key(std::string_view name) {
   return *this;
 }
 
+JsonWriter& JsonWriter::plain_key(std::string_view name) {
+  separate();
+  out_ += '"';
+  out_ += name;
+  out_ += "\":";
+  after_key_ = true;
+  return *this;
+}
+
 JsonWriter& JsonWriter::string(std::string_view text) {
   separate();
   append_json_string(out_, text);

@@ -22,6 +22,11 @@ class JsonWriter {
   JsonWriter& end_array();
   // The name of the next member of an object.
   JsonWriter& key(std::string_view name);
+  // A name written in the source (a literal: plain ASCII, nothing to escape).
+  template <std::size_t N>
+  JsonWriter& key(const char (&name)[N]) {
+    return plain_key(std::string_view(name, N - 1));
+  }
   JsonWriter& string(std::string_view text);
   // One string made of `parts`, each escaped (no temporary string).
   JsonWriter& string_of(std::initializer_list<std::string_view> parts);
@@ -32,6 +37,7 @@ class JsonWriter {
 
  private:
   void separate();
+  JsonWriter& plain_key(std::string_view name);
 
   std::string& out_;
   // Per open container: whether it holds a value yet.
