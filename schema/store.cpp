@@ -224,6 +224,30 @@ std::string_view to_string(SyncState state) {
 
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
+NodeFields NodeRow::fields() const {
+  auto view = [](const std::optional<std::string>& text) {
+    return text ? std::optional<std::string_view>(*text) : std::nullopt;
+  };
+  return NodeFields{.did = did,
+                    .rkey = rkey,
+                    .cid = cid,
+                    .rev = rev,
+                    .group = group,
+                    .parent_rkey = view(parent_rkey),
+                    .unattached = unattached,
+                    .sort_key = sort_key,
+                    .sort_key_raw = view(sort_key_raw),
+                    .sort_key_valid = sort_key_valid,
+                    .text = text,
+                    .note = view(note),
+                    .completed = completed,
+                    .created_at = created_at,
+                    .record_json = record_json,
+                    .record_bytes = record_bytes,
+                    .child_count = child_count,
+                    .change_seq = change_seq};
+}
+
 Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,
              int busy_timeout_ms)
     : checkpointer_(std::move(checkpointer)),

@@ -117,6 +117,29 @@ struct ApplyOutcome {
   std::size_t ignored = 0;  // for repos that are deleted
 };
 
+// A node's fields without copies: views into a NodeRow, or into a read
+// statement's current row (valid only until the statement steps again).
+struct NodeFields {
+  std::string_view did;
+  std::string_view rkey;
+  std::string_view cid;
+  std::string_view rev;
+  std::string_view group;
+  std::optional<std::string_view> parent_rkey;
+  bool unattached = false;
+  std::string_view sort_key;
+  std::optional<std::string_view> sort_key_raw;
+  bool sort_key_valid = false;
+  std::string_view text;
+  std::optional<std::string_view> note;
+  bool completed = false;
+  std::string_view created_at;
+  std::string_view record_json;  // as in NodeRow
+  std::size_t record_bytes = 0;
+  std::int64_t child_count = 0;
+  std::int64_t change_seq = 0;
+};
+
 struct NodeRow {
   std::string did;
   std::string rkey;
@@ -140,6 +163,7 @@ struct NodeRow {
   std::int64_t change_seq = 0;
 
   std::string uri() const;
+  NodeFields fields() const;
 };
 
 struct ChildrenQuery {
@@ -170,6 +194,20 @@ struct SubtreeNode {
   std::optional<NodeRow> node;  // nullopt for the top level of a repo
   std::vector<SubtreeNode> children;
   bool more = false;  // children (or deeper levels) left out by depth or budget
+};
+
+// Receives a subtree as Store::subtree reads it, breadth first, each node
+// only as views into the read (no copies). Nodes are numbered in the order
+// given: 0 is the top (the root node, or the top level of a repo), then 1,
+// 2, ... A node's children arrive together, in sibling order, after it.
+class SubtreeSink {
+ public:
+  virtual ~SubtreeSink() = default;
+  // The top: the root node, or nullptr for the top level of a repo.
+  virtual void top(const NodeFields* root) = 0;
+  virtual void child(std::size_t parent, const NodeFields& node) = 0;
+  // Children (or deeper levels) of node `id` were left out by depth or budget.
+  virtual void more(std::size_t id) = 0;
 };
 
 struct SubtreeQuery {
@@ -402,6 +440,9 @@ class Store {
   Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
   Result<Position> position(std::string_view did, std::string_view rkey);
   Result<SubtreeNode> subtree(const SubtreeQuery& query);
+  // The same, given to `sink` as it is read. On an error the sink may hold
+  // part of the tree.
+  Result<void> subtree(const SubtreeQuery& query, SubtreeSink& sink);
   // Root first; stops at the top level, a missing parent, a cycle or
   // kMaxAncestors levels; `end`, when given, says which.
   enum class AncestorsEnd { kTop, kMissingParent, kCycle, kDepthLimit };

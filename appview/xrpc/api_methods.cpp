@@ -101,15 +101,15 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(root, optional_rkey_param(params, "root"));
   TRY(depth, params.integer("depth", 0, 64));
   TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
-  TRY(tree, ApiMethods::store(api).subtree(
-                {.did = repo,
-                 .root_rkey = root,
-                 .depth = static_cast<int>(depth.value_or(8)),
-                 .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))}));
-  std::string body;
-  JsonWriter out(body);
-  write_subtree_view(out, tree);
-  return written(std::move(body));
+  SubtreeAnswer answer;
+  auto read = ApiMethods::store(api).subtree(
+      {.did = repo,
+       .root_rkey = root,
+       .depth = static_cast<int>(depth.value_or(8)),
+       .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))},
+      answer);
+  if (!read) return error_response(read.error());
+  return written(answer.text());
 }
 
 HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
