@@ -224,6 +224,30 @@ std::string_view to_string(SyncState state) {
 
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
+NodeRow NodeRow::from(const NodeFields& fields) {
+  auto copy = [](std::optional<std::string_view> text) {
+    return text ? std::optional<std::string>(*text) : std::nullopt;
+  };
+  return NodeRow{.did = std::string(fields.did),
+                 .rkey = std::string(fields.rkey),
+                 .cid = std::string(fields.cid),
+                 .rev = std::string(fields.rev),
+                 .group = std::string(fields.group),
+                 .parent_rkey = copy(fields.parent_rkey),
+                 .unattached = fields.unattached,
+                 .sort_key = std::string(fields.sort_key),
+                 .sort_key_raw = copy(fields.sort_key_raw),
+                 .sort_key_valid = fields.sort_key_valid,
+                 .text = std::string(fields.text),
+                 .note = copy(fields.note),
+                 .completed = fields.completed,
+                 .created_at = std::string(fields.created_at),
+                 .record_json = std::string(fields.record_json),
+                 .record_bytes = fields.record_bytes,
+                 .child_count = fields.child_count,
+                 .change_seq = fields.change_seq};
+}
+
 NodeFields NodeRow::fields() const {
   auto view = [](const std::optional<std::string>& text) {
     return text ? std::optional<std::string_view>(*text) : std::nullopt;

@@ -164,6 +164,7 @@ struct NodeRow {
 
   std::string uri() const;
   NodeFields fields() const;
+  static NodeRow from(const NodeFields& fields);  // a copy of every field
 };
 
 struct ChildrenQuery {

@@ -14,7 +14,7 @@
 namespace bulleted::schema {
 namespace {
 
-// Columns of a NodeRow after its repo and group, in the order read_fields
+// Columns of a NodeRow after its repo and group, in the order field_views
 // expects. The child count is the one kept in group_counts, joined on the
 // node's own children group (one key lookup; no row: no children). Rows of
 // one page share their repo and group, so pages do not read them again, and
@@ -90,33 +90,11 @@ NodeFields field_views(const Statement& stmt, int at, bool whole_record) {
   return fields;
 }
 
-// The fields of NODE_FIELDS into `row` (its repo, group and filing apart).
-void read_fields(const Statement& stmt, int at, bool whole_record, NodeRow& row) {
-  const NodeFields fields = field_views(stmt, at, whole_record);
-  auto copy = [](std::optional<std::string_view> text) {
-    return text ? std::optional<std::string>(*text) : std::nullopt;
-  };
-  row.rkey = fields.rkey;
-  row.cid = fields.cid;
-  row.rev = fields.rev;
-  row.sort_key = fields.sort_key;
-  row.sort_key_raw = copy(fields.sort_key_raw);
-  row.sort_key_valid = fields.sort_key_valid;
-  row.text = fields.text;
-  row.note = copy(fields.note);
-  row.completed = fields.completed;
-  row.created_at = fields.created_at;
-  row.change_seq = fields.change_seq;
-  row.child_count = fields.child_count;
-  row.record_bytes = fields.record_bytes;
-  row.record_json = fields.record_json;
-}
-
 NodeRow read_row(const Statement& stmt) {
-  NodeRow row;
-  row.did = stmt.text_view(0);
-  row.group = stmt.text_view(1);
-  read_fields(stmt, 2, true, row);
+  NodeFields fields = field_views(stmt, 2, true);
+  fields.did = stmt.text_view(0);
+  fields.group = stmt.text_view(1);
+  NodeRow row = NodeRow::from(fields);
   file_under(row);
   return row;
 }
@@ -128,18 +106,19 @@ Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
   shared.did = did;
   shared.group = group;
   file_under(shared);
+  const NodeFields filed = shared.fields();
   std::vector<NodeRow> rows;
   rows.reserve(static_cast<std::size_t>(std::max(limit, 0)));
   while (true) {
     auto more = stmt.step();
     if (!more) return pass(more);
     if (!*more) return rows;
-    NodeRow& row = rows.emplace_back();
-    row.did = shared.did;
-    row.group = shared.group;
-    row.parent_rkey = shared.parent_rkey;
-    row.unattached = shared.unattached;
-    read_fields(stmt, 0, false, row);
+    NodeFields fields = field_views(stmt, 0, false);
+    fields.did = filed.did;
+    fields.group = filed.group;
+    fields.parent_rkey = filed.parent_rkey;
+    fields.unattached = filed.unattached;
+    rows.push_back(NodeRow::from(fields));
   }
 }
 
@@ -377,12 +356,12 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
    public:
     void top(const NodeFields* root) override {
       nodes_.push_back({});
-      if (root != nullptr) nodes_.back().node = row(*root);
+      if (root != nullptr) nodes_.back().node = NodeRow::from(*root);
     }
     void child(std::size_t parent, const NodeFields& node) override {
       if (nodes_[parent].children == 0) nodes_[parent].first = nodes_.size();
       ++nodes_[parent].children;
-      nodes_.push_back({.node = row(node)});
+      nodes_.push_back({.node = NodeRow::from(node)});
     }
     void more(std::size_t id) override { nodes_[id].more = true; }
     SubtreeNode tree(std::size_t id = 0) {
@@ -395,29 +374,6 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
     }
 
    private:
-    static NodeRow row(const NodeFields& fields) {
-      auto copy = [](std::optional<std::string_view> text) {
-        return text ? std::optional<std::string>(*text) : std::nullopt;
-      };
-      return NodeRow{.did = std::string(fields.did),
-                     .rkey = std::string(fields.rkey),
-                     .cid = std::string(fields.cid),
-                     .rev = std::string(fields.rev),
-                     .group = std::string(fields.group),
-                     .parent_rkey = copy(fields.parent_rkey),
-                     .unattached = fields.unattached,
-                     .sort_key = std::string(fields.sort_key),
-                     .sort_key_raw = copy(fields.sort_key_raw),
-                     .sort_key_valid = fields.sort_key_valid,
-                     .text = std::string(fields.text),
-                     .note = copy(fields.note),
-                     .completed = fields.completed,
-                     .created_at = std::string(fields.created_at),
-                     .record_json = std::string(fields.record_json),
-                     .record_bytes = fields.record_bytes,
-                     .child_count = fields.child_count,
-                     .change_seq = fields.change_seq};
-    }
     struct Entry {
       std::optional<NodeRow> node;
       std::size_t first = 0;
