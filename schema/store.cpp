@@ -224,7 +224,7 @@ std::string_view to_string(SyncState state) {
 
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
-NodeRow NodeRow::from(const NodeFields& fields) {
+NodeRow NodeRow::from(const NodeRowView& fields) {
   auto copy = [](std::optional<std::string_view> text) {
     return text ? std::optional<std::string>(*text) : std::nullopt;
   };
@@ -248,28 +248,28 @@ NodeRow NodeRow::from(const NodeFields& fields) {
                  .change_seq = fields.change_seq};
 }
 
-NodeFields NodeRow::fields() const {
+NodeRowView NodeRow::view() const {
   auto view = [](const std::optional<std::string>& text) {
     return text ? std::optional<std::string_view>(*text) : std::nullopt;
   };
-  return NodeFields{.did = did,
-                    .rkey = rkey,
-                    .cid = cid,
-                    .rev = rev,
-                    .group = group,
-                    .parent_rkey = view(parent_rkey),
-                    .unattached = unattached,
-                    .sort_key = sort_key,
-                    .sort_key_raw = view(sort_key_raw),
-                    .sort_key_valid = sort_key_valid,
-                    .text = text,
-                    .note = view(note),
-                    .completed = completed,
-                    .created_at = created_at,
-                    .record_json = record_json,
-                    .record_bytes = record_bytes,
-                    .child_count = child_count,
-                    .change_seq = change_seq};
+  return NodeRowView{.did = did,
+                     .rkey = rkey,
+                     .cid = cid,
+                     .rev = rev,
+                     .group = group,
+                     .parent_rkey = view(parent_rkey),
+                     .unattached = unattached,
+                     .sort_key = sort_key,
+                     .sort_key_raw = view(sort_key_raw),
+                     .sort_key_valid = sort_key_valid,
+                     .text = text,
+                     .note = view(note),
+                     .completed = completed,
+                     .created_at = created_at,
+                     .record_json = record_json,
+                     .record_bytes = record_bytes,
+                     .child_count = child_count,
+                     .change_seq = change_seq};
 }
 
 Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,

@@ -119,7 +119,7 @@ struct ApplyOutcome {
 
 // A node's fields without copies: views into a NodeRow, or into a read
 // statement's current row (valid only until the statement steps again).
-struct NodeFields {
+struct NodeRowView {
   std::string_view did;
   std::string_view rkey;
   std::string_view cid;
@@ -163,8 +163,8 @@ struct NodeRow {
   std::int64_t change_seq = 0;
 
   std::string uri() const;
-  NodeFields fields() const;
-  static NodeRow from(const NodeFields& fields);  // a copy of every field
+  NodeRowView view() const;
+  static NodeRow from(const NodeRowView& fields);  // a copy of every field
 };
 
 struct ChildrenQuery {
@@ -205,8 +205,8 @@ class SubtreeSink {
  public:
   virtual ~SubtreeSink() = default;
   // The top: the root node, or nullptr for the top level of a repo.
-  virtual void top(const NodeFields* root) = 0;
-  virtual void child(std::size_t parent, const NodeFields& node) = 0;
+  virtual void top(const NodeRowView* root) = 0;
+  virtual void child(std::size_t parent, const NodeRowView& node) = 0;
   // Children (or deeper levels) of node `id` were left out by depth or budget.
   virtual void more(std::size_t id) = 0;
 };

@@ -3,7 +3,6 @@
 #include <deque>
 #include <filesystem>
 #include <set>
-#include <unordered_set>
 
 #include "schema/base64.hpp"
 #include "schema/positions.hpp"
@@ -64,12 +63,12 @@ void file_under(NodeRow& row) {
 // NODE_FIELDS from column `at` on, as views into the statement's row. A
 // page's rows keep their record only when it carries facets, all that their
 // views read of it.
-NodeFields field_views(const Statement& stmt, int at, bool whole_record) {
+NodeRowView field_views(const Statement& stmt, int at, bool whole_record) {
   auto optional_view = [&](int column) {
     return stmt.is_null(column) ? std::nullopt
                                 : std::optional<std::string_view>(stmt.text_view(column));
   };
-  NodeFields fields;
+  NodeRowView fields;
   fields.rkey = stmt.text_view(at);
   fields.cid = stmt.text_view(at + 1);
   fields.rev = stmt.text_view(at + 2);
@@ -91,7 +90,7 @@ NodeFields field_views(const Statement& stmt, int at, bool whole_record) {
 }
 
 NodeRow read_row(const Statement& stmt) {
-  NodeFields fields = field_views(stmt, 2, true);
+  NodeRowView fields = field_views(stmt, 2, true);
   fields.did = stmt.text_view(0);
   fields.group = stmt.text_view(1);
   NodeRow row = NodeRow::from(fields);
@@ -106,14 +105,14 @@ Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
   shared.did = did;
   shared.group = group;
   file_under(shared);
-  const NodeFields filed = shared.fields();
+  const NodeRowView filed = shared.view();
   std::vector<NodeRow> rows;
   rows.reserve(static_cast<std::size_t>(std::max(limit, 0)));
   while (true) {
     auto more = stmt.step();
     if (!more) return pass(more);
     if (!*more) return rows;
-    NodeFields fields = field_views(stmt, 0, false);
+    NodeRowView fields = field_views(stmt, 0, false);
     fields.did = filed.did;
     fields.group = filed.group;
     fields.parent_rkey = filed.parent_rkey;
@@ -122,7 +121,7 @@ Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
   }
 }
 
-std::size_t estimated_bytes(const NodeFields& row) {
+std::size_t estimated_bytes(const NodeRowView& row) {
   // At least what the node costs in a getSubtree answer: its NodeView holds
   // the record's text, note and facets (escaped alike), plus uri, cid, rkey
   // and counts instead of $type and the parent's URI; the tree adds
@@ -292,7 +291,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
         *visible ? find_node(query.did, *query.root_rkey) : Result<std::optional<NodeRow>>();
     if (!root) return pass(root);
     if (!*root) return std::unexpected(not_found(query.did, *query.root_rkey));
-    const NodeFields fields = (*root)->fields();
+    const NodeRowView fields = (*root)->view();
     used += estimated_bytes(fields);
     sink.top(&fields);
     if (fields.child_count > 0) queue.push_back({0, std::string(fields.rkey), 0});
@@ -326,7 +325,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
         sink.more(pending.id);
         break;
       }
-      NodeFields row = field_views(**stmt, 0, false);
+      NodeRowView row = field_views(**stmt, 0, false);
       row.did = query.did;
       row.group = group;
       row.parent_rkey = parent_rkey;
@@ -354,11 +353,11 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
   // children are a run of consecutive ids.
   class Builder final : public SubtreeSink {
    public:
-    void top(const NodeFields* root) override {
+    void top(const NodeRowView* root) override {
       nodes_.push_back({});
       if (root != nullptr) nodes_.back().node = NodeRow::from(*root);
     }
-    void child(std::size_t parent, const NodeFields& node) override {
+    void child(std::size_t parent, const NodeRowView& node) override {
       if (nodes_[parent].children == 0) nodes_[parent].first = nodes_.size();
       ++nodes_[parent].children;
       nodes_.push_back({.node = NodeRow::from(node)});

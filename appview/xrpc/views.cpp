@@ -6,7 +6,7 @@ namespace bulleted::appview {
 
 // No field is ever null: an absent value is an absent field (the lexicons
 // declare no nullable field; the standard clients refuse a null).
-void write_node_view(JsonWriter& json, const schema::NodeFields& row) {
+void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   json.begin_object();
   json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
   json.key("rkey").string(row.rkey);
@@ -28,7 +28,7 @@ void write_node_view(JsonWriter& json, const schema::NodeFields& row) {
 }
 
 void write_node_view(JsonWriter& json, const schema::NodeRow& row) {
-  write_node_view(json, row.fields());
+  write_node_view(json, row.view());
 }
 
 void write_subtree_view(JsonWriter& json, const schema::SubtreeNode& tree) {
@@ -44,7 +44,7 @@ void write_subtree_view(JsonWriter& json, const schema::SubtreeNode& tree) {
   json.end_object();
 }
 
-void SubtreeAnswer::add(const schema::NodeFields* node) {
+void SubtreeAnswer::add(const schema::NodeRowView* node) {
   Entry entry;
   entry.begin = views_.size();
   if (node != nullptr) write_node_view(writer_, *node);
@@ -52,9 +52,9 @@ void SubtreeAnswer::add(const schema::NodeFields* node) {
   entries_.push_back(entry);
 }
 
-void SubtreeAnswer::top(const schema::NodeFields* root) { add(root); }
+void SubtreeAnswer::top(const schema::NodeRowView* root) { add(root); }
 
-void SubtreeAnswer::child(std::size_t parent, const schema::NodeFields& node) {
+void SubtreeAnswer::child(std::size_t parent, const schema::NodeRowView& node) {
   Entry& of = entries_[parent];
   if (of.children++ == 0) of.first = entries_.size();
   add(&node);

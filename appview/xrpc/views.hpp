@@ -12,7 +12,7 @@ namespace bulleted::appview {
 
 // {uri, rkey, cid, parent?, sortKey, sortKeyValid, text, note?, completed,
 //  createdAt, childCount, unattached?, facets?}
-void write_node_view(JsonWriter& json, const schema::NodeFields& row);
+void write_node_view(JsonWriter& json, const schema::NodeRowView& row);
 void write_node_view(JsonWriter& json, const schema::NodeRow& row);
 // {node?, children: [...], more}
 void write_subtree_view(JsonWriter& json, const schema::SubtreeNode& tree);
@@ -25,8 +25,8 @@ class SubtreeAnswer final : public schema::SubtreeSink {
   SubtreeAnswer() = default;
   SubtreeAnswer(const SubtreeAnswer&) = delete;  // its writer writes into views_
   SubtreeAnswer& operator=(const SubtreeAnswer&) = delete;
-  void top(const schema::NodeFields* root) override;
-  void child(std::size_t parent, const schema::NodeFields& node) override;
+  void top(const schema::NodeRowView* root) override;
+  void child(std::size_t parent, const schema::NodeRowView& node) override;
   void more(std::size_t id) override;
   std::string text() const;
 
@@ -39,7 +39,7 @@ class SubtreeAnswer final : public schema::SubtreeSink {
     bool more = false;
   };
   void write(std::string& out, std::size_t id) const;
-  void add(const schema::NodeFields* node);
+  void add(const schema::NodeRowView* node);
 
   std::string views_;
   JsonWriter writer_{views_};
