@@ -209,6 +209,11 @@ class SubtreeSink {
   virtual void child(std::size_t parent, const NodeRowView& node) = 0;
   // Children (or deeper levels) of node `id` were left out by depth or budget.
   virtual void more(std::size_t id) = 0;
+  // Everything node `id` will get has arrived: its children (none for a
+  // leaf), and more() if some were left out. Once a node and every node
+  // before it in depth-first order are settled, the answer up to it can be
+  // written. Breadth first, that is during the last level's read.
+  virtual void settled(std::size_t /*id*/) {}
 };
 
 struct SubtreeQuery {

@@ -294,10 +294,18 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
     const NodeRowView fields = (*root)->view();
     used += estimated_bytes(fields);
     sink.top(&fields);
-    if (fields.child_count > 0) queue.push_back({0, std::string(fields.rkey), 0});
+    if (fields.child_count > 0) {
+      queue.push_back({0, std::string(fields.rkey), 0});
+    } else {
+      sink.settled(0);
+    }
   } else {
     sink.top(nullptr);
-    if (*visible) queue.push_back({0, std::nullopt, 0});
+    if (*visible) {
+      queue.push_back({0, std::nullopt, 0});
+    } else {
+      sink.settled(0);
+    }
   }
   auto stmt = db_->prepare(kChildrenFirst);
   if (!stmt) return pass(stmt);
@@ -310,6 +318,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
     queue.pop_front();
     if (out_of_budget || pending.depth >= query.depth) {
       sink.more(pending.id);
+      sink.settled(pending.id);
       continue;
     }
     const std::string group = pending.rkey ? prefix + *pending.rkey : root_group(query.did);
@@ -342,8 +351,13 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
       used += cost;
       const std::size_t id = next_id++;
       sink.child(pending.id, row);
-      if (row.child_count > 0) queue.push_back({id, std::string(row.rkey), pending.depth + 1});
+      if (row.child_count > 0) {
+        queue.push_back({id, std::string(row.rkey), pending.depth + 1});
+      } else {
+        sink.settled(id);
+      }
     }
+    sink.settled(pending.id);
   }
   return {};
 }

@@ -131,14 +131,15 @@ class BufferStream final : public ResponseStream {
   static constexpr std::size_t kMaxWaiting = 1 << 20;
   static constexpr auto kStall = std::chrono::seconds(30);
 
-  explicit BufferStream(std::shared_ptr<std::atomic<bool>> failed) : failed_(std::move(failed)) {}
+  BufferStream(std::shared_ptr<std::atomic<bool>> failed, bool waits)
+      : failed_(std::move(failed)), waits_(waits) {}
   concurrency::streams::producer_consumer_buffer<std::uint8_t>& buffer() { return buffer_; }
 
   bool write(std::string_view bytes) override {
     if (bytes.empty()) return !*failed_;
     auto last_progress = std::chrono::steady_clock::now();
     std::size_t waiting = buffer_.in_avail();
-    while (waiting > kMaxWaiting) {
+    while (waits_ && waiting > kMaxWaiting) {
       if (*failed_) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       const std::size_t now_waiting = buffer_.in_avail();
@@ -174,6 +175,7 @@ class BufferStream final : public ResponseStream {
  private:
   concurrency::streams::producer_consumer_buffer<std::uint8_t> buffer_;
   std::shared_ptr<std::atomic<bool>> failed_;
+  bool waits_;
 };
 
 // A queue and the threads that drain it.
@@ -330,7 +332,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       return;
     }
     auto failed = std::make_shared<std::atomic<bool>>(false);
-    BufferStream stream(failed);
+    BufferStream stream(failed, out.stream_waits);
     auto produce = std::move(out.stream);
     out.stream = [](ResponseStream&) {};  // still a streamed answer: no body set
     http_response response = finish(in, out, false, false);

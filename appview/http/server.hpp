@@ -59,7 +59,8 @@ struct HttpRequest : HttpRequestHead {
 class ResponseStream {
  public:
   virtual ~ResponseStream() = default;
-  // Queues `bytes` for the client, waiting while ~1 MiB is already waiting.
+  // Queues `bytes` for the client, waiting while ~1 MiB is already waiting
+  // (unless the answer said it need not: HttpResponse::stream_waits).
   // False when the client stopped reading (gone, or no progress for 30 s):
   // the producer should stop.
   virtual bool write(std::string_view bytes) = 0;
@@ -73,6 +74,11 @@ struct HttpResponse {
   // When set, the body is produced by this function on the worker thread
   // and sent chunked as it is written (`body` is ignored).
   std::function<void(ResponseStream&)> stream;
+  // Whether write() waits for a slow client. An answer whose whole size its
+  // request bounds (getSubtree's budget) sets it false: its worker never
+  // waits on the client, and the answer is held whole if need be, as an
+  // answer that is not streamed would be.
+  bool stream_waits = true;
 };
 
 enum class Lane {

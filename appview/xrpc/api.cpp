@@ -449,11 +449,29 @@ HttpResponse Api::handle(const HttpRequest& request) {
       context_.query_limits.charge(client, static_cast<double>(response.body.size()));
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  context_.metrics.record(label, response.status, seconds);
-  spdlog::debug("{} {} {} {:.3f} ms", request.method, request.path, response.status,
-                seconds * 1000);
+  auto done = [&metrics = context_.metrics, label, method = request.method, path = request.path,
+               started](int status) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    metrics.record(label, status, seconds);
+    spdlog::debug("{} {} {} {:.3f} ms", method, path, status, seconds * 1000);
+  };
+  if (response.stream && request.method != "HEAD") {
+    // A streamed answer is timed to its end (HEAD sends none of it); one cut
+    // short counts as a 500.
+    response.stream = [inner = std::move(response.stream), done,
+                       status = response.status](ResponseStream& out) {
+      try {
+        inner(out);
+      } catch (...) {
+        done(500);
+        throw;
+      }
+      done(status);
+    };
+  } else {
+    done(response.status);
+  }
   return response;
 }
 

@@ -101,15 +101,34 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request)
   TRY(root, optional_rkey_param(params, "root"));
   TRY(depth, params.integer("depth", 0, 64));
   TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
-  SubtreeAnswer answer;
-  auto read = ApiMethods::store(api).subtree(
-      {.did = repo,
-       .root_rkey = root,
-       .depth = static_cast<int>(depth.value_or(8)),
-       .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))},
-      answer);
-  if (!read) return error_response(read.error());
-  return written(answer.text());
+  schema::SubtreeQuery query{.did = repo,
+                             .root_rkey = root,
+                             .depth = static_cast<int>(depth.value_or(8)),
+                             .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))};
+  // Whatever can fail is decided before the answer starts.
+  if (root) {
+    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+  }
+  // Sent as it is written (on this worker thread, after the handler
+  // returns): the last level's groups are read while the levels above and
+  // the groups before go out.
+  HttpResponse response;
+  response.stream_waits = false;  // at most the budget: never wait on the client
+  response.stream = [&api, query = std::move(query)](ResponseStream& out) {
+    bool open = true;
+    SubtreeAnswer answer([&](std::string_view piece) {
+      if (open) open = out.write(piece);
+    });
+    auto read = ApiMethods::store(api).subtree(query, answer);
+    if (!read) {
+      // The status is sent (the root was there a moment ago): all that is
+      // left is to cut the answer short.
+      spdlog::error("getSubtree of {} failed: {}", query.did, read.error().message);
+      throw std::runtime_error(read.error().message);
+    }
+    if (open) answer.finish();
+  };
+  return response;
 }
 
 HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {

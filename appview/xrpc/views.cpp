@@ -52,7 +52,10 @@ void SubtreeAnswer::add(const schema::NodeRowView* node) {
   entries_.push_back(entry);
 }
 
-void SubtreeAnswer::top(const schema::NodeRowView* root) { add(root); }
+void SubtreeAnswer::top(const schema::NodeRowView* root) {
+  add(root);
+  enter(0);
+}
 
 void SubtreeAnswer::child(std::size_t parent, const schema::NodeRowView& node) {
   Entry& of = entries_[parent];
@@ -62,28 +65,52 @@ void SubtreeAnswer::child(std::size_t parent, const schema::NodeRowView& node) {
 
 void SubtreeAnswer::more(std::size_t id) { entries_[id].more = true; }
 
-std::string SubtreeAnswer::text() const {
-  std::string out;
-  out.reserve(views_.size() + 40 * entries_.size() + 64);
-  if (!entries_.empty()) write(out, 0);
-  return out;
+void SubtreeAnswer::settled(std::size_t id) {
+  entries_[id].settled = true;
+  advance();
 }
 
-void SubtreeAnswer::write(std::string& out, std::size_t id) const {
+// Writes node `id`'s opening, up to its children's array.
+void SubtreeAnswer::enter(std::size_t id) {
   const Entry& entry = entries_[id];
-  out += '{';
+  out_ += '{';
   if (entry.end > entry.begin) {
-    out += "\"node\":";
-    out.append(views_, entry.begin, entry.end - entry.begin);
-    out += ',';
+    out_ += "\"node\":";
+    out_.append(views_, entry.begin, entry.end - entry.begin);
+    out_ += ',';
   }
-  out += "\"children\":[";
-  for (std::size_t k = 0; k < entry.children; ++k) {
-    if (k > 0) out += ',';
-    write(out, entry.first + k);
+  out_ += "\"children\":[";
+  open_.push_back({id});
+}
+
+// Writes on, depth first, from where it stopped, up to the first node whose
+// children have not all been read: a node's children and its end are
+// written only once it is settled.
+void SubtreeAnswer::advance() {
+  while (!open_.empty()) {
+    Open& at = open_.back();
+    const Entry& entry = entries_[at.id];
+    if (!entry.settled) break;
+    if (at.written < entry.children) {
+      if (at.written > 0) out_ += ',';
+      enter(entry.first + at.written++);
+      continue;
+    }
+    out_ += "],\"more\":";
+    out_ += entry.more ? "true}" : "false}";
+    open_.pop_back();
   }
-  out += "],\"more\":";
-  out += entry.more ? "true}" : "false}";
+  if (flush_ && out_.size() >= piece_) {
+    flush_(out_);
+    out_.clear();
+  }
+}
+
+void SubtreeAnswer::finish() {
+  if (flush_ && !out_.empty()) {
+    flush_(out_);
+    out_.clear();
+  }
 }
 
 nlohmann::json node_view(const schema::NodeRow& row) {

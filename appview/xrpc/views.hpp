@@ -3,7 +3,9 @@
 // document tree for pages, windows, subtrees or changes.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "appview/xrpc/json_writer.hpp"
 #include "schema/store.hpp"
@@ -18,17 +20,30 @@ void write_node_view(JsonWriter& json, const schema::NodeRow& row);
 void write_subtree_view(JsonWriter& json, const schema::SubtreeNode& tree);
 
 // A getSubtree answer written as Store::subtree reads it: each node's view
-// straight from the read into one buffer (no row copies), then the tree
-// around them. The same text as write_subtree_view of the same tree.
+// straight from the read into one buffer (no row copies), and the tree
+// around them written, depth first, as far as the nodes read so far allow
+// (settled()): breadth first, that is from the last level's first group on.
+// The same text as write_subtree_view of the same tree.
 class SubtreeAnswer final : public schema::SubtreeSink {
  public:
+  using Flush = std::function<void(std::string_view)>;
+  // Keeps the whole answer for text().
   SubtreeAnswer() = default;
+  // Hands the answer over in pieces of at least `piece` bytes as it is
+  // written (the last one at finish()), so that sending can begin while the
+  // rest is read.
+  explicit SubtreeAnswer(Flush flush, std::size_t piece = 32 * 1024)
+      : flush_(std::move(flush)), piece_(piece) {}
   SubtreeAnswer(const SubtreeAnswer&) = delete;  // its writer writes into views_
   SubtreeAnswer& operator=(const SubtreeAnswer&) = delete;
   void top(const schema::NodeRowView* root) override;
   void child(std::size_t parent, const schema::NodeRowView& node) override;
   void more(std::size_t id) override;
-  std::string text() const;
+  void settled(std::size_t id) override;
+  // After a read that succeeded: hands over what is left.
+  void finish();
+  // The answer (without a Flush; with one, what is not yet handed over).
+  const std::string& text() const { return out_; }
 
  private:
   struct Entry {
@@ -37,13 +52,23 @@ class SubtreeAnswer final : public schema::SubtreeSink {
     std::size_t first = 0;  // its children: `children` entries from `first`
     std::size_t children = 0;
     bool more = false;
+    bool settled = false;
   };
-  void write(std::string& out, std::size_t id) const;
+  struct Open {
+    std::size_t id;
+    std::size_t written = 0;  // of its children
+  };
   void add(const schema::NodeRowView* node);
+  void enter(std::size_t id);
+  void advance();
 
   std::string views_;
   JsonWriter writer_{views_};
   std::vector<Entry> entries_;
+  std::vector<Open> open_;  // the nodes being written, outermost first
+  std::string out_;
+  Flush flush_;
+  std::size_t piece_ = 0;
 };
 
 // The same as documents, for callers that inspect them.

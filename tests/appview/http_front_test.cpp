@@ -271,6 +271,37 @@ TEST_F(HttpFrontTest, AStreamedAnswerArrivesWholeAndChunked) {
   EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
 }
 
+// An answer whose size its request bounds (stream_waits = false) never
+// holds its worker on a client that does not read: the one worker is free
+// for the next request, and the answer still arrives whole when read.
+TEST_F(HttpFrontTest, ABoundedStreamedAnswerNeverWaitsOnItsClient) {
+  HttpServerOptions options;
+  options.workers = 1;
+  constexpr std::size_t kPiece = 64 * 1024;
+  constexpr int kPieces = 384;  // 24 MiB: far more than the sockets hold
+  std::promise<void> produced;
+  start(options, [&](const HttpRequest& request) {
+    if (request.path != "/big") return plain(200, request.path);
+    HttpResponse response;
+    response.content_type = "text/plain";
+    response.stream_waits = false;
+    response.stream = [&](ResponseStream& out) {
+      const std::string piece(kPiece, 'b');
+      for (int i = 0; i < kPieces; ++i) {
+        if (!out.write(piece)) return;
+      }
+      produced.set_value();
+    };
+    return response;
+  });
+  Client reader(port_);
+  reader.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n");
+  ASSERT_EQ(produced.get_future().wait_for(std::chrono::seconds(15)), std::future_status::ready)
+      << "the worker waited on a client that does not read";
+  EXPECT_TRUE(request("GET /next HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/next"));
+  EXPECT_EQ(dechunk(reader.response()).size(), kPiece * kPieces);
+}
+
 TEST_F(HttpFrontTest, HeadHasNoBodyAndTraceReachesTheHandler) {
   start({}, [](const HttpRequest& request) {
     if (request.method == "TRACE") return plain(405, "no");

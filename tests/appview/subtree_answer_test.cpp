@@ -78,7 +78,23 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
     SubtreeAnswer answer;
     ASSERT_TRUE(store_->subtree(query, answer).has_value()) << what;
     EXPECT_EQ(answer.text(), expected) << what;
-    EXPECT_NO_THROW((void)json::parse(answer.text())) << what;
+    EXPECT_TRUE(json::accept(answer.text())) << what;
+    // Handed over in pieces as it is written: the same text.
+    for (const std::size_t piece : {std::size_t{1}, std::size_t{700}}) {
+      std::vector<std::string> pieces;
+      SubtreeAnswer in_pieces([&](std::string_view bytes) { pieces.emplace_back(bytes); }, piece);
+      ASSERT_TRUE(store_->subtree(query, in_pieces).has_value()) << what;
+      in_pieces.finish();
+      std::string streamed;
+      for (std::size_t k = 0; k < pieces.size(); ++k) {
+        if (k + 1 < pieces.size()) {
+          EXPECT_GE(pieces[k].size(), piece) << what;
+        }
+        streamed += pieces[k];
+      }
+      EXPECT_EQ(streamed, expected) << what << ", pieces of " << piece;
+      EXPECT_TRUE(in_pieces.text().empty()) << what;
+    }
   }
   // What the cases above depend on.
   const json second = json::parse([&] {
@@ -108,6 +124,59 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
   EXPECT_EQ(c0h["node"]["parent"], "c0");
   EXPECT_EQ(c0h["children"][0]["node"]["rkey"], "deep");
   EXPECT_EQ(whole["node"]["text"], "a \"quoted\" top\n");
+}
+
+// The answer goes out while the last level is still being read: the levels
+// above it and every group read so far, not the whole tree at the end.
+TEST_F(SubtreeAnswerTest, IsHandedOverWhileTheLastLevelIsRead) {
+  std::vector<schema::RecordOp> ops;
+  auto node = [&](const std::string& rkey, std::optional<std::string> parent) {
+    ops.push_back(testing::upsert({.did = kDid, .rkey = rkey, .parent_rkey = std::move(parent)}));
+  };
+  node("root", std::nullopt);
+  for (int i = 0; i < 10; ++i) {
+    const std::string child = "c" + std::to_string(i);
+    node(child, "root");
+    for (int k = 0; k < 20; ++k) node(child + "g" + std::to_string(k), child);
+  }
+  apply(std::move(ops));
+  // Counts the nodes read as the answer is handed over.
+  class Counting final : public schema::SubtreeSink {
+   public:
+    explicit Counting(SubtreeAnswer& answer) : answer_(answer) {}
+    void top(const schema::NodeRowView* root) override { answer_.top(root); }
+    void child(std::size_t parent, const schema::NodeRowView& node) override {
+      ++read;
+      answer_.child(parent, node);
+    }
+    void more(std::size_t id) override { answer_.more(id); }
+    void settled(std::size_t id) override { answer_.settled(id); }
+    std::size_t read = 0;
+
+   private:
+    SubtreeAnswer& answer_;
+  };
+  std::vector<std::size_t> read_at_piece;
+  std::string streamed;
+  Counting* counting = nullptr;
+  SubtreeAnswer answer(
+      [&](std::string_view bytes) {
+        read_at_piece.push_back(counting->read);
+        streamed += bytes;
+      },
+      2000);
+  Counting counted(answer);
+  counting = &counted;
+  ASSERT_TRUE(store_->subtree({.did = kDid, .root_rkey = "root"}, counted).has_value());
+  answer.finish();
+  EXPECT_EQ(counted.read, 210u);
+  ASSERT_GE(read_at_piece.size(), 5u);
+  // The first piece left after the first children and the first group of
+  // grandchildren: 10 + 20 read of 210.
+  EXPECT_LE(read_at_piece.front(), 50u);
+  const json tree = json::parse(streamed);
+  ASSERT_EQ(tree["children"].size(), 10u);
+  EXPECT_EQ(tree["children"][9]["children"].size(), 20u);
 }
 
 }  // namespace

@@ -181,6 +181,10 @@ try {
   });
 
   await runner.test('getSubtree respects depth and the byte budget', async () => {
+    // Streamed answers are counted when they end.
+    const served = async () => Number((await (await fetch(`${base()}/metrics`)).text())
+      .match(/^bulleted_http_requests_total\{method="app.bulleted.getSubtree",status="200"\} (\d+)/m)?.[1] ?? 0);
+    const before = await served();
     const small = await ok(query('getSubtree', { repo: alice, root: parent, budgetBytes: 20000 }));
     assertEqual(small.node.rkey, parent, 'root');
     assert(small.children.length > 10 && small.children.length < 3000, `a budgeted subset (${small.children.length})`);
@@ -190,6 +194,7 @@ try {
     assert(top.node === undefined && top.children.length >= 2, 'top level without a root');
     const big = top.children.find((c) => c.node.rkey === parent);
     assert(big.more && big.children.length === 0, 'depth 1 stops at the top level');
+    assertEqual(await served(), before + 2, 'both answers counted in the metrics');
   });
 
   await runner.test('stale neighbours: one stale read retries, two are a 409', async () => {
