@@ -1,5 +1,7 @@
 #include "appview/xrpc/views.hpp"
 
+#include <algorithm>
+
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -103,6 +105,7 @@ void SubtreeAnswer::advance() {
   if (flush_ && out_.size() >= piece_) {
     flush_(out_);
     out_.clear();
+    piece_ = std::min(piece_ * 2, kLargestPiece);
   }
 }
 

@@ -29,9 +29,10 @@ class SubtreeAnswer final : public schema::SubtreeSink {
   using Flush = std::function<void(std::string_view)>;
   // Keeps the whole answer for text().
   SubtreeAnswer() = default;
-  // Hands the answer over in pieces of at least `piece` bytes as it is
-  // written (the last one at finish()), so that sending can begin while the
-  // rest is read.
+  // Hands the answer over as it is written (the last piece at finish()),
+  // so that sending can begin while the rest is read: a first piece of at
+  // least `piece` bytes, each next one at least twice the last, up to 256
+  // KiB (each piece handed over costs the sender a wake-up).
   explicit SubtreeAnswer(Flush flush, std::size_t piece = 32 * 1024)
       : flush_(std::move(flush)), piece_(piece) {}
   SubtreeAnswer(const SubtreeAnswer&) = delete;  // its writer writes into views_
@@ -67,8 +68,9 @@ class SubtreeAnswer final : public schema::SubtreeSink {
   std::vector<Entry> entries_;
   std::vector<Open> open_;  // the nodes being written, outermost first
   std::string out_;
+  static constexpr std::size_t kLargestPiece = 256 * 1024;
   Flush flush_;
-  std::size_t piece_ = 0;
+  std::size_t piece_ = 0;  // the least size of the next piece
 };
 
 // The same as documents, for callers that inspect them.
