@@ -1,3 +1,5 @@
+// The XRPC method table, and the handlers of procedures, imports, exports
+// and sign-in sessions (queries over the index: query_methods.cpp).
 #include "appview/xrpc/api_methods.hpp"
 
 #include <spdlog/spdlog.h>
@@ -7,203 +9,21 @@
 #include "appview/outline/from_index.hpp"
 #include "appview/signin/jwt.hpp"
 #include "appview/write/writer.hpp"
+#include "appview/xrpc/method_handlers.hpp"
 #include "appview/xrpc/method_inputs.hpp"
-#include "appview/xrpc/views.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
 
-// Handlers reach Api's connection and context through this friend.
-struct ApiMethods {
-  static schema::Store& store(Api& api) { return api.store(); }
-  static AppContext& context(Api& api) { return api.context_; }
-  static Result<std::optional<Caller>> caller(Api& api, const HttpRequest& request,
-                                              std::string_view nsid) {
-    return api.caller(request, nsid);
-  }
-};
+void cut_short(std::string_view what, const Error& error) {
+  spdlog::error("{} failed: {}", what, error.message);
+  throw std::runtime_error(error.message);
+}
 
 namespace {
 
 using nlohmann::json;
-
-#define TRY(target, expr)                                               \
-  auto target##_result = (expr);                                        \
-  if (!target##_result) return error_response(target##_result.error()); \
-  auto target = std::move(*target##_result)
-
-// An answer written with a JsonWriter.
-HttpResponse written(std::string body) {
-  return HttpResponse{200, "application/json", std::move(body), {}};
-}
-
-// {"<name>": [NodeView...]} and what `more` adds to the object.
-template <class Rows, class More>
-HttpResponse node_list(std::string_view name, const Rows& rows, More&& more) {
-  std::string body;
-  body.reserve(64 + 400 * rows.size());
-  JsonWriter out(body);
-  out.begin_object().key(name).begin_array();
-  for (const auto& row : rows) write_node_view(out, row);
-  out.end_array();
-  more(out);
-  out.end_object();
-  return written(std::move(body));
-}
-
-// ---- queries
-
-HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(rkey, rkey_param(params, "rkey"));
-  TRY(node, ApiMethods::store(api).node(repo, rkey));
-  std::string body;
-  JsonWriter out(body);
-  write_node_view(out, node);
-  return written(std::move(body));
-}
-
-HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(parent, optional_rkey_param(params, "parent"));
-  TRY(limit, params.integer("limit", 1, 1000));
-  TRY(reverse, params.boolean("reverse"));
-  TRY(page, ApiMethods::store(api).children({.did = repo,
-                                             .parent_rkey = parent,
-                                             .limit = static_cast<int>(limit.value_or(100)),
-                                             .cursor = params.text("cursor"),
-                                             .reverse = reverse.value_or(false)}));
-  return node_list("nodes", page.nodes, [&](JsonWriter& out) {
-    if (page.cursor) out.key("cursor").string(*page.cursor);
-  });
-}
-
-HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(anchor, rkey_param(params, "anchor"));
-  TRY(before, params.integer("before", 0, 1000));
-  TRY(after, params.integer("after", 0, 1000));
-  TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
-                                            static_cast<int>(after.value_or(20))));
-  return node_list("nodes", window.nodes, [&](JsonWriter& out) {
-    out.key("hasBefore").boolean(window.has_before);
-    out.key("hasAfter").boolean(window.has_after);
-  });
-}
-
-HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(root, optional_rkey_param(params, "root"));
-  TRY(depth, params.integer("depth", 0, 64));
-  TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
-  schema::SubtreeQuery query{.did = repo,
-                             .root_rkey = root,
-                             .depth = static_cast<int>(depth.value_or(8)),
-                             .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))};
-  // Whatever can fail is decided before the answer starts.
-  if (root) {
-    TRY(root_row, ApiMethods::store(api).node(repo, *root));
-  }
-  // Sent as it is written (on this worker thread, after the handler
-  // returns): the last level's groups are read while the levels above and
-  // the groups before go out.
-  HttpResponse response;
-  response.stream_waits = false;  // at most the budget: never wait on the client
-  response.stream = [&api, query = std::move(query)](ResponseStream& out) {
-    bool open = true;
-    SubtreeAnswer answer([&](std::string_view piece) {
-      if (open) open = out.write(piece);
-    });
-    auto read = ApiMethods::store(api).subtree(query, answer);
-    if (!read) {
-      // The status is sent (the root was there a moment ago): all that is
-      // left is to cut the answer short.
-      spdlog::error("getSubtree of {} failed: {}", query.did, read.error().message);
-      throw std::runtime_error(read.error().message);
-    }
-    if (open) answer.finish();
-  };
-  return response;
-}
-
-HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(rkey, rkey_param(params, "rkey"));
-  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
-  return node_list("ancestors", chain, [](JsonWriter&) {});
-}
-
-HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(rkey, rkey_param(params, "rkey"));
-  TRY(position, ApiMethods::store(api).position(repo, rkey));
-  return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
-}
-
-// The standard method, so that a frontend given a handle finds the repo:
-// through the identity room (identity.handleResolver, else the handle's
-// own host under the network policy), cached there.
-HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  auto handle = params.text("handle");
-  if (!handle) return error_response(Error{ErrorCode::kInvalidRequest, "handle is required"});
-  if (auto parsed = schema::Handle::parse(*handle); !parsed) {
-    return error_response(Error{ErrorCode::kInvalidRequest, "not a handle: " + parsed.error()});
-  }
-  auto& context = ApiMethods::context(api);
-  // Each lookup may wait on another host: a few at once, one per client.
-  auto entered = context.handle_lookups.enter("addr " + context.proxies.client_address(request));
-  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
-    Error busy{ErrorCode::kRateLimited, "too many handle lookups are running; retry soon"};
-    busy.retry_after_seconds = 1;
-    return error_response(busy);
-  }
-  auto did = context.identity->resolve_handle(*handle);
-  if (!did) {
-    if (did.error().code == ErrorCode::kInvalidRequest) return error_response(did.error());
-    return json_response({{"error", "HandleNotFound"},
-                          {"message", "cannot resolve " + *handle + ": " + did.error().message}},
-                         400);
-  }
-  return json_response({{"did", *did}});
-}
-
-HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
-  TRY(params, XrpcParams::parse(request.query));
-  TRY(repo, did_param(params, "repo"));
-  TRY(limit, params.integer("limit", 1, 1000));
-  auto cursor = params.text("cursor");
-  TRY(latest, params.boolean("latest"));
-  if (latest.value_or(false)) {
-    TRY(end, ApiMethods::store(api).latest_change_cursor(repo));
-    return json_response({{"changes", json::array()}, {"cursor", end}});
-  }
-  TRY(page, ApiMethods::store(api).changes(
-                repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
-                static_cast<int>(limit.value_or(100))));
-  std::string body;
-  JsonWriter out(body);
-  out.begin_object().key("changes").begin_array();
-  for (const auto& change : page.changes) {
-    out.begin_object();
-    out.key("op").string(change.deleted ? "delete" : "upsert");
-    out.key("rkey").string(change.rkey);
-    if (change.node) {
-      out.key("node");
-      write_node_view(out, *change.node);
-    }
-    out.end_object();
-  }
-  out.end_array().key("cursor").string(page.cursor).end_object();
-  return written(std::move(body));
-}
 
 // ---- procedures
 
@@ -450,11 +270,7 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
                                           writer.node(node, depth);
                                           return open;
                                         });
-    if (!walked) {
-      // The status is sent: all that is left is to cut the answer short.
-      spdlog::error("export of {} failed: {}", repo, walked.error().message);
-      throw std::runtime_error(walked.error().message);
-    }
+    if (!walked) cut_short("export of " + repo, walked.error());
     if (open) writer.finish();
   };
   return response;
@@ -521,8 +337,6 @@ HttpResponse get_session(Api& api, const ApiMethod& method, const HttpRequest& r
   response.headers.emplace_back("Cache-Control", "no-store");
   return response;
 }
-
-#undef TRY
 
 constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getNode", MethodKind::kQuery, get_node},

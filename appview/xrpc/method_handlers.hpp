@@ -1,0 +1,44 @@
+// What the handlers of the XRPC method table (api_methods.cpp) share across
+// their files, and the handlers defined outside api_methods.cpp. Internal to
+// appview/xrpc/.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "appview/xrpc/api_methods.hpp"
+#include "appview/xrpc/xrpc.hpp"
+
+namespace bulleted::appview {
+
+// Handlers reach Api's connection and context through this friend.
+struct ApiMethods {
+  static schema::Store& store(Api& api) { return api.store(); }
+  static AppContext& context(Api& api) { return api.context_; }
+  static Result<std::optional<Caller>> caller(Api& api, const HttpRequest& request,
+                                              std::string_view nsid) {
+    return api.caller(request, nsid);
+  }
+};
+
+// Binds `target` to the value of `expr`, or answers with its error.
+#define TRY(target, expr)                                               \
+  auto target##_result = (expr);                                        \
+  if (!target##_result) return error_response(target##_result.error()); \
+  auto target = std::move(*target##_result)
+
+// A streamed answer whose read failed after its status went out: all that
+// is left is to log and cut the answer short (the server closes it).
+[[noreturn]] void cut_short(std::string_view what, const Error& error);
+
+// The queries over the index (query_methods.cpp).
+HttpResponse get_node(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_children(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_window(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_subtree(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_ancestors(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_position(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse resolve_handle(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_changes(Api& api, const ApiMethod& method, const HttpRequest& request);
+
+}  // namespace bulleted::appview

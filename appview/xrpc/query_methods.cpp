@@ -1,0 +1,182 @@
+// The queries over the index: nodes, pages, windows, subtrees, ancestors,
+// positions, changes, and com.atproto.identity.resolveHandle. Each answer is
+// written straight from the rows (views.hpp).
+#include <nlohmann/json.hpp>
+
+#include "appview/xrpc/method_handlers.hpp"
+#include "appview/xrpc/method_inputs.hpp"
+#include "appview/xrpc/views.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+using nlohmann::json;
+
+// An answer written with a JsonWriter.
+HttpResponse written(std::string body) {
+  return HttpResponse{200, "application/json", std::move(body), {}};
+}
+
+// {"<name>": [NodeView...]} and what `more` adds to the object.
+template <class Rows, class More>
+HttpResponse node_list(std::string_view name, const Rows& rows, More&& more) {
+  std::string body;
+  body.reserve(64 + 400 * rows.size());
+  JsonWriter out(body);
+  out.begin_object().key(name).begin_array();
+  for (const auto& row : rows) write_node_view(out, row);
+  out.end_array();
+  more(out);
+  out.end_object();
+  return written(std::move(body));
+}
+
+}  // namespace
+
+HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(node, ApiMethods::store(api).node(repo, rkey));
+  std::string body;
+  JsonWriter out(body);
+  write_node_view(out, node);
+  return written(std::move(body));
+}
+
+HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(parent, optional_rkey_param(params, "parent"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  TRY(reverse, params.boolean("reverse"));
+  TRY(page, ApiMethods::store(api).children({.did = repo,
+                                             .parent_rkey = parent,
+                                             .limit = static_cast<int>(limit.value_or(100)),
+                                             .cursor = params.text("cursor"),
+                                             .reverse = reverse.value_or(false)}));
+  return node_list("nodes", page.nodes, [&](JsonWriter& out) {
+    if (page.cursor) out.key("cursor").string(*page.cursor);
+  });
+}
+
+HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(anchor, rkey_param(params, "anchor"));
+  TRY(before, params.integer("before", 0, 1000));
+  TRY(after, params.integer("after", 0, 1000));
+  TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
+                                            static_cast<int>(after.value_or(20))));
+  return node_list("nodes", window.nodes, [&](JsonWriter& out) {
+    out.key("hasBefore").boolean(window.has_before);
+    out.key("hasAfter").boolean(window.has_after);
+  });
+}
+
+HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(root, optional_rkey_param(params, "root"));
+  TRY(depth, params.integer("depth", 0, 64));
+  TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
+  schema::SubtreeQuery query{.did = repo,
+                             .root_rkey = root,
+                             .depth = static_cast<int>(depth.value_or(8)),
+                             .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))};
+  // Whatever can fail is decided before the answer starts.
+  if (root) {
+    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+  }
+  // Sent as it is written (on this worker thread, after the handler
+  // returns): the last level's groups are read while the levels above and
+  // the groups before go out.
+  HttpResponse response;
+  response.stream_waits = false;  // at most the budget: never wait on the client
+  response.stream = [&api, query = std::move(query)](ResponseStream& out) {
+    bool open = true;
+    SubtreeAnswer answer([&](std::string_view piece) {
+      if (open) open = out.write(piece);
+    });
+    auto read = ApiMethods::store(api).subtree(query, answer);
+    if (!read) cut_short("getSubtree of " + query.did, read.error());
+    if (open) answer.finish();
+  };
+  return response;
+}
+
+HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
+  return node_list("ancestors", chain, [](JsonWriter&) {});
+}
+
+HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(rkey, rkey_param(params, "rkey"));
+  TRY(position, ApiMethods::store(api).position(repo, rkey));
+  return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
+}
+
+// The standard method, so that a frontend given a handle finds the repo:
+// through the identity room (identity.handleResolver, else the handle's
+// own host under the network policy), cached there.
+HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  auto handle = params.text("handle");
+  if (!handle) return error_response(Error{ErrorCode::kInvalidRequest, "handle is required"});
+  if (auto parsed = schema::Handle::parse(*handle); !parsed) {
+    return error_response(Error{ErrorCode::kInvalidRequest, "not a handle: " + parsed.error()});
+  }
+  auto& context = ApiMethods::context(api);
+  // Each lookup may wait on another host: a few at once, one per client.
+  auto entered = context.handle_lookups.enter("addr " + context.proxies.client_address(request));
+  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
+    Error busy{ErrorCode::kRateLimited, "too many handle lookups are running; retry soon"};
+    busy.retry_after_seconds = 1;
+    return error_response(busy);
+  }
+  auto did = context.identity->resolve_handle(*handle);
+  if (!did) {
+    if (did.error().code == ErrorCode::kInvalidRequest) return error_response(did.error());
+    return json_response({{"error", "HandleNotFound"},
+                          {"message", "cannot resolve " + *handle + ": " + did.error().message}},
+                         400);
+  }
+  return json_response({{"did", *did}});
+}
+
+HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(repo, did_param(params, "repo"));
+  TRY(limit, params.integer("limit", 1, 1000));
+  auto cursor = params.text("cursor");
+  TRY(latest, params.boolean("latest"));
+  if (latest.value_or(false)) {
+    TRY(end, ApiMethods::store(api).latest_change_cursor(repo));
+    return json_response({{"changes", json::array()}, {"cursor", end}});
+  }
+  TRY(page, ApiMethods::store(api).changes(
+                repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
+                static_cast<int>(limit.value_or(100))));
+  std::string body;
+  JsonWriter out(body);
+  out.begin_object().key("changes").begin_array();
+  for (const auto& change : page.changes) {
+    out.begin_object();
+    out.key("op").string(change.deleted ? "delete" : "upsert");
+    out.key("rkey").string(change.rkey);
+    if (change.node) {
+      out.key("node");
+      write_node_view(out, *change.node);
+    }
+    out.end_object();
+  }
+  out.end_array().key("cursor").string(page.cursor).end_object();
+  return written(std::move(body));
+}
+
+}  // namespace bulleted::appview
