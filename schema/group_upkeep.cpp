@@ -200,7 +200,7 @@ Result<void> GroupUpkeep::flush() {
     (*stmt)->bind_pointer(1, &groups_, kSinkType);
     if (auto r = (*stmt)->run(); !r) return r;
   }
-  for (const auto& [group, change] : groups_) {
+  for (auto& [group, change] : groups_) {
     // Not reported: a new row holding the delta, or a group that needs no more.
     const std::int64_t size = change.found ? change.found->size : change.delta;
     const bool blocked = change.found && change.found->blocked;
@@ -220,16 +220,7 @@ Result<void> GroupUpkeep::flush() {
       if (auto r = build_blocks(db_, group); !r) return r;
       continue;
     }
-    // The blocks' bounds do not move before the balance below, so each node's
-    // block is the same whenever in the batch it came or went.
-    for (const auto& [key, delta] : change.moves) {
-      if (auto r = adjust_blocks(db_, group, key, delta); !r) return r;
-    }
-    std::vector<SiblingKey> written;  // where nodes came: the blocks that may have to split
-    for (const auto& [key, delta] : change.moves) {
-      if (delta > 0) written.push_back(key);
-    }
-    if (auto r = split_blocks(db_, group, written); !r) return r;
+    if (auto r = move_blocks(db_, group, std::move(change.moves)); !r) return r;
   }
   groups_.clear();
   return {};

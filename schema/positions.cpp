@@ -1,5 +1,6 @@
 #include "schema/positions.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "schema/sqlite.hpp"
@@ -258,20 +259,81 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, s
   return std::optional<SiblingKey>(std::move(keys->front()));
 }
 
-Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key, int delta) {
+namespace {
+
+bool before(const SiblingKey& a, const SiblingKey& b) {
+  return std::tie(a.sort_key, a.rkey) < std::tie(b.sort_key, b.rkey);
+}
+
+// The block of `level` whose range holds `key`, and the bound of the next
+// block (none past the level's last): where the holder's range ends.
+struct Span {
+  Block holder;
+  std::optional<SiblingKey> end;
+};
+
+Result<std::optional<Span>> span_of(Database& db, std::string_view group, int level,
+                                    const SiblingKey& key) {
+  auto stmt = db.prepare(
+      "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+      " AND (lo_key, lo_rkey) >= (SELECT lo_key, lo_rkey FROM order_blocks"
+      "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
+      "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)"
+      " ORDER BY lo_key, lo_rkey LIMIT 2");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, group).bind(2, level).bind_view(3, key.sort_key).bind_view(4, key.rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Span>();
+  Span span{Block{{(*stmt)->text(0), (*stmt)->text(1)}, (*stmt)->integer(2)}, std::nullopt};
+  row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (*row) span.end = SiblingKey{(*stmt)->text(0), (*stmt)->text(1)};
+  return std::optional<Span>(std::move(span));
+}
+
+}  // namespace
+
+Result<void> move_blocks(Database& db, std::string_view group,
+                         std::vector<std::pair<SiblingKey, int>> moves) {
+  std::sort(moves.begin(), moves.end(),
+            [](const auto& a, const auto& b) { return before(a.first, b.first); });
+  // Nodes that came into level-1 blocks now past twice the fan-out: only
+  // there can a split start (a block above grows only by a split below).
+  std::vector<SiblingKey> grown;
   for (int level = 1; level <= kBlockLevels; ++level) {
-    auto stmt = db.prepare(
-        "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) ="
-        " (SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
-        "  AND (lo_key, lo_rkey) <= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
-    if (!stmt) return pass(stmt);
-    (*stmt)
-        ->bind_view(1, group)
-        .bind(2, level)
-        .bind_view(3, key.sort_key)
-        .bind_view(4, key.rkey)
-        .bind(5, delta);
-    if (auto r = (*stmt)->run(); !r) return r;
+    // In key order, each block met once: found by the first move it holds,
+    // its count moved by the sum of all of them in one write.
+    for (std::size_t first = 0; first < moves.size();) {
+      auto span = span_of(db, group, level, moves[first].first);
+      if (!span) return pass(span);
+      if (!*span) break;  // no blocks at this level
+      std::size_t last = first;
+      std::int64_t delta = 0;
+      while (last < moves.size() && (!(*span)->end || before(moves[last].first, *(*span)->end))) {
+        delta += moves[last].second;
+        ++last;
+      }
+      if (delta != 0) {
+        const Block moved{(*span)->holder.lo, delta};
+        if (auto r = run_with_block(db,
+                                    "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2"
+                                    " AND lo_key = ?3 AND lo_rkey = ?4",
+                                    group, level, moved);
+            !r) {
+          return r;
+        }
+      }
+      if (level == 1 && (*span)->holder.n + delta > 2 * kBlockFanout) {
+        for (std::size_t i = first; i < last; ++i) {
+          if (moves[i].second > 0) grown.push_back(moves[i].first);
+        }
+      }
+      first = last;
+    }
+  }
+  for (const SiblingKey& key : grown) {
+    if (auto r = split_around(db, group, key); !r) return r;
   }
   return {};
 }
@@ -318,14 +380,6 @@ Result<void> build_blocks(Database& db, std::string_view group) {
       above.back().n += level[i].n;
     }
     level = std::move(above);
-  }
-  return {};
-}
-
-Result<void> split_blocks(Database& db, std::string_view group,
-                          const std::vector<SiblingKey>& written) {
-  for (const SiblingKey& key : written) {
-    if (auto r = split_around(db, group, key); !r) return r;
   }
   return {};
 }

@@ -33,6 +33,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schema/error.hpp"
@@ -55,14 +56,14 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, s
 Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
                                         int count);
 
-// Moves by `delta` the count of the block holding `key` at every level (a
-// node came or went; a group without blocks has nothing to move).
-Result<void> adjust_blocks(Database& db, std::string_view group, const SiblingKey& key, int delta);
-
-// Balance after writes into a group with blocks: splits the blocks holding
-// `written` keys that grew past twice the fan-out (and the blocks above).
-Result<void> split_blocks(Database& db, std::string_view group,
-                          const std::vector<SiblingKey>& written);
+// What a batch did to a group with blocks: `moves` are the nodes that came
+// (+1) or went (-1), at their keys. Moves the count of every block that
+// holds them, at every level, with one write a block for the whole batch
+// (the blocks' bounds do not move before the balance, so each node's block is
+// the same whenever in the batch it came or went), then balances: splits the
+// blocks that grew past twice the fan-out (and the blocks above).
+Result<void> move_blocks(Database& db, std::string_view group,
+                         std::vector<std::pair<SiblingKey, int>> moves);
 
 // (Re)builds the blocks of one group from its nodes, O(group size), and
 // marks the group as counted in blocks (group_counts.blocked).
