@@ -5,13 +5,19 @@
 # import` of a generated NODES-node WorkFlowy outline) with this checkout's
 # build and with a build of BASELINE, the last commit before either was kept
 # (default f508942), in ROUNDS rounds (default 4) that alternate which runs
-# first. Prints every run and the median of the per-round ratios. The
-# baseline is checked out as a git worktree and built (Release, its app view
-# and firehose_bench only) into .scratch/upkeep-baseline once.
+# first. Prints every run and the medians of the per-round ratios: of the
+# ingest's wall-clock time, and of the CPU time of the thread that verifies
+# and applies (the ingest's bottleneck; the decoder runs beside it). The
+# baseline is checked out as a git worktree with this checkout's
+# bench/firehose_bench.cpp (the bench's own code, so that both report the
+# same figures) and built (Release, its app view and firehose_bench only)
+# into .scratch/upkeep-baseline.
 # With INSTRUCTIONS=1 it then also counts, under valgrind's callgrind, the
-# instructions each build's ingest spends applying batches (everything under
-# Ingestor::flush, on a stream of 1,000 commits): a figure the host's noise
-# does not move, though it leaves out the time the kernel spends writing.
+# instructions of that thread on the same stream (everything under
+# Ingestor::add, which verifies each commit and applies the full batches,
+# and the last batch's Ingestor::flush), and of the apply alone (every
+# Ingestor::flush): figures the host's noise does not move, though they
+# leave out the time the kernel spends writing. Takes a few minutes a build.
 # Usage: [ROUNDS=N] [BASELINE=COMMIT] [INSTRUCTIONS=1] bench/run_upkeep_bench.sh [COMMITS] [NODES]
 #        (default 5000, 100000)
 set -euo pipefail
@@ -27,8 +33,9 @@ if [ ! -x "$base_dir/build/bench/firehose_bench" ] || \
   git worktree add --detach "$base_dir" "$baseline" >/dev/null
   cmake -S "$base_dir" -B "$base_dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DBULLETED_TESTS=OFF >/dev/null
-  cmake --build "$base_dir/build" --target bulleted-appview firehose_bench --parallel "$(nproc)" >/dev/null
 fi
+cp bench/firehose_bench.cpp "$base_dir/bench/firehose_bench.cpp"
+cmake --build "$base_dir/build" --target bulleted-appview firehose_bench --parallel "$(nproc)" >/dev/null
 bin="${BUILD_DIR:-build}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-upkeep-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +51,7 @@ def ingest(build_dir):
     for line in out.splitlines():
         row = json.loads(line)
         if row["benchmark"] == "decodeAndApply":
-            return row["opsPerSecond"]
+            return row["opsPerSecond"], row["verifyAndApplyCpuSeconds"]
     sys.exit("no decodeAndApply line")
 
 def imported(build_dir):
@@ -57,19 +64,24 @@ def imported(build_dir):
                     "did:plc:bench", "--db", db], capture_output=True, check=True)
     return time.monotonic() - start
 
-ingest_ratios, import_ratios = [], []
+ingest_ratios, cpu_ratios, import_ratios = [], [], []
 for round in range(1, rounds + 1):
     # Odd rounds run this build first, even rounds the baseline first
     # (whichever runs second meets a warmer page cache).
     order = [build, base] if round % 2 == 1 else [base, build]
-    ops = {b: ingest(b) for b in order}
+    runs = {b: ingest(b) for b in order}
+    ops = {b: runs[b][0] for b in order}
+    cpu = {b: runs[b][1] for b in order}
     seconds = {b: imported(b) for b in order}
     ingest_ratios.append(ops[base] / ops[build])
+    cpu_ratios.append(cpu[build] / cpu[base])
     import_ratios.append(seconds[build] / seconds[base])
     print(f"round {round}: ingest {ops[build]:,.0f} ops/s, baseline {ops[base]:,.0f} "
-          f"({ingest_ratios[-1]:.3f}x the time); import {seconds[build]:.2f} s, baseline "
-          f"{seconds[base]:.2f} s ({import_ratios[-1]:.3f}x)")
-print(f"median cost against the baseline: ingest {100 * (statistics.median(ingest_ratios) - 1):+.1f}%, "
+          f"({ingest_ratios[-1]:.3f}x the time; verify+apply thread {cpu[build]:.3f} s CPU, "
+          f"baseline {cpu[base]:.3f} s, {cpu_ratios[-1]:.3f}x); import {seconds[build]:.2f} s, "
+          f"baseline {seconds[base]:.2f} s ({import_ratios[-1]:.3f}x)")
+print(f"median cost against the baseline: ingest {100 * (statistics.median(ingest_ratios) - 1):+.1f}% "
+      f"(verify+apply thread's CPU {100 * (statistics.median(cpu_ratios) - 1):+.1f}%), "
       f"import {100 * (statistics.median(import_ratios) - 1):+.1f}%")
 PY
 if [ "${INSTRUCTIONS:-0}" = 1 ]; then
@@ -77,16 +89,31 @@ if [ "${INSTRUCTIONS:-0}" = 1 ]; then
     echo "INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2
     exit 1
   fi
-  "$bin/bench/make_frames" "$work/small" 1000 >/dev/null
-  applied() {  # instructions under Ingestor::flush, inclusive
+  counted() {  # prints the thread's instructions, then the apply's
     valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
-      "$1/bench/firehose_bench" "$work/small" "$work/callgrind.db" >/dev/null 2>&1
-    callgrind_annotate --inclusive=yes "$work/callgrind.out" |
-      awk '/Ingestor::flush\(\)/ { gsub(",", "", $1); print $1; exit }'
+      "$1/bench/firehose_bench" "$work/frames" "$work/callgrind.db" >/dev/null 2>&1
+    rm -f "$work"/callgrind.db*
+    callgrind_annotate --threshold=100 --inclusive=yes --tree=caller "$work/callgrind.out" |
+      python3 -c '
+import sys
+# Each function: its callers ("<" lines), then itself ("*"), inclusive counts.
+count = lambda line: int(line.split()[0].replace(",", ""))
+add = flush = flush_from_main = None
+for block in sys.stdin.read().split("\n\n"):
+    lines = block.splitlines()
+    this = next((l for l in lines if "*  " in l), "")
+    if "Ingestor::add(" in this:
+        add = count(this)
+    elif "Ingestor::flush()" in this:
+        flush = count(this)
+        flush_from_main = sum(count(l) for l in lines if l.lstrip()[:1].isdigit() and "< " in l and ":main " in l)
+if add is None or flush is None:
+    sys.exit("no Ingestor::add or Ingestor::flush in the profile")
+print(add + flush_from_main, flush)'
   }
-  mine="$(applied "$root/$bin")"
-  theirs="$(applied "$base_dir/build")"
-  python3 -c "import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); \
-print(f'instructions applying 1,000 commits: {a:,} against the baseline\'s {b:,} ({100 * (a / b - 1):+.1f}%)')" \
-    "$mine" "$theirs"
+  read -r mine mine_apply < <(counted "$root/$bin")
+  read -r theirs theirs_apply < <(counted "$base_dir/build")
+  python3 -c "import sys; a, b, c, d = map(int, sys.argv[1:]); \
+print(f'instructions of the verify+apply thread on {sys.argv[5]} commits: {a:,} against the baseline\'s {b:,} ({100 * (a / b - 1):+.1f}%); of the apply alone: {c:,} against {d:,} ({100 * (c / d - 1):+.1f}%)')" \
+    "$mine" "$theirs" "$mine_apply" "$theirs_apply" "${1:-5000}"
 fi
