@@ -305,7 +305,29 @@ Result<void> move_blocks(Database& db, std::string_view group,
     // In key order, each block met once: found by the first move it holds,
     // its count moved by the sum of all of them in one write.
     for (std::size_t first = 0; first < moves.size();) {
-      auto span = span_of(db, group, level, moves[first].first);
+      const auto& [key, delta_of_one] = moves[first];
+      if (first + 1 == moves.size()) {
+        // The level's last move (a batch's only one, often): no later move
+        // to share its block, so no need to know where the block ends; one
+        // statement finds the block and moves its count. Whether it now
+        // needs a split is split_around's to find.
+        auto stmt = db.prepare(
+            "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2"
+            " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks"
+            "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
+            "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
+        if (!stmt) return pass(stmt);
+        (*stmt)
+            ->bind_view(1, group)
+            .bind(2, level)
+            .bind_view(3, key.sort_key)
+            .bind_view(4, key.rkey)
+            .bind(5, delta_of_one);
+        if (auto r = (*stmt)->run(); !r) return r;
+        if (level == 1 && delta_of_one > 0) grown.push_back(key);
+        break;
+      }
+      auto span = span_of(db, group, level, key);
       if (!span) return pass(span);
       if (!*span) break;  // no blocks at this level
       std::size_t last = first;

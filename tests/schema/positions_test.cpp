@@ -64,6 +64,12 @@ class PositionsTest : public testing::IndexTest {
                                        "SELECT count(*) FROM order_blocks WHERE lvl = ?1", level);
     return n && *n ? **n : -1;
   }
+  // The largest count of a block at `level`.
+  std::int64_t largest_block(int level) {
+    auto n = query_value<std::int64_t>(store_->database(),
+                                       "SELECT max(n) FROM order_blocks WHERE lvl = ?1", level);
+    return n && *n ? **n : -1;
+  }
   // Every position and every index of every group against the model.
   void expect_matches(const Model& model) {
     for (const auto& [group, keys] : model.groups) {
@@ -107,6 +113,41 @@ TEST_F(PositionsTest, SmallGroupsHaveNoBlocks) {
   position = store_->position(kDid, "n99999");
   ASSERT_TRUE(position.has_value());
   EXPECT_EQ(position->index, kBlockedGroup);
+}
+
+// Balance: a block that grows past twice the fan-out is split, whether the
+// nodes come one a batch (a lone create) or many to a batch, each block
+// then met once whatever number of them it takes.
+TEST_F(PositionsTest, BlocksStaySplitWhetherNodesComeOneOrManyABatch) {
+  Model model;
+  const std::string top = root_group(kDid);
+  const auto sorted = keys(kBlockedGroup + 1);
+  std::vector<RecordOp> first;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const std::string rkey = "n" + std::to_string(10000 + i);
+    first.push_back(upsert({.rkey = rkey, .sort_key = sorted[i]}));
+    model.put(top, sorted[i], rkey);
+  }
+  apply(std::move(first));
+  ASSERT_GT(blocks(1), 1);
+  auto jitter = ordering::Mulberry32::from_seed(3);
+  std::string last = sorted.back();
+  int next = 20000;
+  auto append = [&](std::size_t count) {
+    std::vector<RecordOp> batch;
+    for (std::size_t i = 0; i < count; ++i) {
+      last = *ordering::between(last, std::nullopt, jitter);
+      const std::string rkey = "n" + std::to_string(next++);
+      batch.push_back(upsert({.rkey = rkey, .sort_key = last}));
+      model.put(top, last, rkey);
+    }
+    apply(std::move(batch));
+  };
+  for (int i = 0; i < 3 * kBlockFanout; ++i) append(1);  // one a batch, into the last block
+  EXPECT_LE(largest_block(1), 2 * kBlockFanout);
+  append(10 * kBlockFanout);  // one batch, many into the last block
+  EXPECT_LE(largest_block(1), 2 * kBlockFanout);
+  expect_matches(model);
 }
 
 // Appends past two levels of splits, then random inserts, moves within and
