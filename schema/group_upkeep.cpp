@@ -220,7 +220,7 @@ Result<void> GroupUpkeep::flush() {
       if (auto r = build_blocks(db_, group); !r) return r;
       continue;
     }
-    if (auto r = move_blocks(db_, group, std::move(change.moves)); !r) return r;
+    if (auto r = move_blocks(db_, group, size, std::move(change.moves)); !r) return r;
   }
   groups_.clear();
   return {};

@@ -292,38 +292,56 @@ Result<std::optional<Span>> span_of(Database& db, std::string_view group, int le
   return std::optional<Span>(std::move(span));
 }
 
+// Moves by `delta` the count of the block of `level` holding `key`, found and
+// written in one statement.
+Result<void> move_one(Database& db, std::string_view group, int level, const SiblingKey& key,
+                      int delta) {
+  auto stmt = db.prepare(
+      "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2"
+      " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks"
+      "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
+      "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind_view(1, group)
+      .bind(2, level)
+      .bind_view(3, key.sort_key)
+      .bind_view(4, key.rkey)
+      .bind(5, delta);
+  return (*stmt)->run();
+}
+
 }  // namespace
 
-Result<void> move_blocks(Database& db, std::string_view group,
+Result<void> move_blocks(Database& db, std::string_view group, std::int64_t size,
                          std::vector<std::pair<SiblingKey, int>> moves) {
   std::sort(moves.begin(), moves.end(),
             [](const auto& a, const auto& b) { return before(a.first, b.first); });
-  // Nodes that came into level-1 blocks now past twice the fan-out: only
-  // there can a split start (a block above grows only by a split below).
+  // Nodes that came into level-1 blocks that may now be past twice the
+  // fan-out: only there can a split start (a block above grows only by a
+  // split below).
   std::vector<SiblingKey> grown;
+  std::int64_t blocks = size;  // about how many blocks the level has
   for (int level = 1; level <= kBlockLevels; ++level) {
+    blocks = std::max<std::int64_t>(1, blocks / kBlockFanout);
+    const auto count = static_cast<std::int64_t>(moves.size());
+    if (count < 2 * blocks) {
+      // Fewer than two moves a block, as a rule: each move finds and moves
+      // its own block in one statement (finding where a block ends, to
+      // share it, would cost more than it saves).
+      for (const auto& [key, delta] : moves) {
+        if (auto r = move_one(db, group, level, key, delta); !r) return r;
+        if (level == 1 && delta > 0) grown.push_back(key);
+      }
+      continue;
+    }
     // In key order, each block met once: found by the first move it holds,
-    // its count moved by the sum of all of them in one write.
+    // with where it ends, and its count moved by the sum of all of them in
+    // one write. The level's last move needs no end: it shares with none.
     for (std::size_t first = 0; first < moves.size();) {
       const auto& [key, delta_of_one] = moves[first];
       if (first + 1 == moves.size()) {
-        // The level's last move (a batch's only one, often): no later move
-        // to share its block, so no need to know where the block ends; one
-        // statement finds the block and moves its count. Whether it now
-        // needs a split is split_around's to find.
-        auto stmt = db.prepare(
-            "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2"
-            " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks"
-            "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
-            "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
-        if (!stmt) return pass(stmt);
-        (*stmt)
-            ->bind_view(1, group)
-            .bind(2, level)
-            .bind_view(3, key.sort_key)
-            .bind_view(4, key.rkey)
-            .bind(5, delta_of_one);
-        if (auto r = (*stmt)->run(); !r) return r;
+        if (auto r = move_one(db, group, level, key, delta_of_one); !r) return r;
         if (level == 1 && delta_of_one > 0) grown.push_back(key);
         break;
       }

@@ -56,13 +56,15 @@ Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, s
 Result<std::vector<SiblingKey>> keys_at(Database& db, std::string_view group, std::int64_t index,
                                         int count);
 
-// What a batch did to a group with blocks: `moves` are the nodes that came
-// (+1) or went (-1), at their keys. Moves the count of every block that
-// holds them, at every level, with one write a block for the whole batch
-// (the blocks' bounds do not move before the balance, so each node's block is
-// the same whenever in the batch it came or went), then balances: splits the
-// blocks that grew past twice the fan-out (and the blocks above).
-Result<void> move_blocks(Database& db, std::string_view group,
+// What a batch did to a group with blocks, of `size` nodes after it: `moves`
+// are the nodes that came (+1) or went (-1), at their keys. Moves the count
+// of every block that holds them, at every level: where a level has at least
+// two moves a block, as a rule, with one write a block for the whole batch
+// (the blocks' bounds do not move before the balance, so each node's block
+// is the same whenever in the batch it came or went); else one statement a
+// move. Then balances: splits the blocks that grew past twice the fan-out
+// (and the blocks above).
+Result<void> move_blocks(Database& db, std::string_view group, std::int64_t size,
                          std::vector<std::pair<SiblingKey, int>> moves);
 
 // (Re)builds the blocks of one group from its nodes, O(group size), and
