@@ -272,14 +272,16 @@ struct Span {
   std::optional<SiblingKey> end;
 };
 
+// The bound of the block of level ?2 of group ?1 that holds the key (?3, ?4).
+#define HOLDER_OF_KEY                                                          \
+  "(SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = ?1 AND lvl = ?2"     \
+  " AND (lo_key, lo_rkey) <= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)"
+
 Result<std::optional<Span>> span_of(Database& db, std::string_view group, int level,
                                     const SiblingKey& key) {
   auto stmt = db.prepare(
       "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
-      " AND (lo_key, lo_rkey) >= (SELECT lo_key, lo_rkey FROM order_blocks"
-      "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
-      "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)"
-      " ORDER BY lo_key, lo_rkey LIMIT 2");
+      " AND (lo_key, lo_rkey) >= " HOLDER_OF_KEY " ORDER BY lo_key, lo_rkey LIMIT 2");
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, group).bind(2, level).bind_view(3, key.sort_key).bind_view(4, key.rkey);
   auto row = (*stmt)->step();
@@ -298,9 +300,7 @@ Result<void> move_one(Database& db, std::string_view group, int level, const Sib
                       int delta) {
   auto stmt = db.prepare(
       "UPDATE order_blocks SET n = n + ?5 WHERE grp = ?1 AND lvl = ?2"
-      " AND (lo_key, lo_rkey) = (SELECT lo_key, lo_rkey FROM order_blocks"
-      "  WHERE grp = ?1 AND lvl = ?2 AND (lo_key, lo_rkey) <= (?3, ?4)"
-      "  ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)");
+      " AND (lo_key, lo_rkey) = " HOLDER_OF_KEY);
   if (!stmt) return pass(stmt);
   (*stmt)
       ->bind_view(1, group)
