@@ -1,9 +1,11 @@
-// The migrations that add the kept child counts (schema 6) and the counted
-// blocks of positions (schema 7) to an existing index, timed on a
-// 1,000,000-node index: 1,000 top-level nodes of 999 children each (every
-// group large enough for blocks), written at the newest schema and taken
-// back to schema 5 (the counts' and blocks' tables dropped),
-// then opened again as an upgrade would, with its progress printed.
+// The migrations that add the kept child counts (schema 6), the counted
+// blocks of positions (schema 7) and the served facets and lengths of the
+// records (schema 8) to an existing index, timed on a 1,000,000-node index:
+// 1,000 top-level nodes of 999 children each (every group large enough for
+// blocks; one child in ten with a facet), written at the newest schema and
+// taken back to schema 5 (the counts' and blocks' tables and the two
+// columns dropped), then opened again as an upgrade would, with its
+// progress printed.
 //
 // Usage: migration_bench [PARENTS] [DB_PATH]   (default 1000 parents)
 #include <chrono>
@@ -54,6 +56,11 @@ int main(int argc, char** argv) {
       for (int c = 0; c < kChildren; ++c) {
         batch.ops.push_back(
             bench::node_op(kDid, parent + "c" + std::to_string(1000 + c), parent, child_keys[c]));
+        if (c % 10 == 0) {
+          batch.ops.back().record->facets = nlohmann::json::array(
+              {{{"index", {{"byteStart", 2}, {"byteEnd", 8}}},
+                {"features", nlohmann::json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+        }
       }
       if (batch.ops.size() >= 10000) flush();
     }
@@ -62,7 +69,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(*(*store)->node_count()), since(t0));
     // Back to schema 5.
     if (!(*store)->database().exec(
-            "DROP TABLE order_blocks; DROP TABLE group_counts; PRAGMA user_version = 5; VACUUM;")) {
+            "DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN facets;"
+            " ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 5; VACUUM;")) {
       return 1;
     }
   }
@@ -73,21 +81,22 @@ int main(int argc, char** argv) {
           std::printf("schema %d (%.*s): done in %.2f s", step.version,
                       static_cast<int>(step.what.size()), step.what.data(), step.seconds);
           if (step.total > 0) {
-            std::printf(", %lld of %lld nodes in groups that got blocks",
-                        static_cast<long long>(step.done), static_cast<long long>(step.total));
+            std::printf(", %lld of %lld %.*s", static_cast<long long>(step.done),
+                        static_cast<long long>(step.total), static_cast<int>(step.counted.size()),
+                        step.counted.data());
           }
           std::printf("\n");
         } else if (step.total > 0) {
-          std::printf("schema %d: %lld of %lld nodes, %.1f s\n", step.version,
+          std::printf("schema %d: %lld of %lld %.*s, %.1f s\n", step.version,
                       static_cast<long long>(step.done), static_cast<long long>(step.total),
-                      step.seconds);
+                      static_cast<int>(step.counted.size()), step.counted.data(), step.seconds);
         } else if (step.seconds >= 1) {
           std::printf("schema %d: working, %.1f s\n", step.version, step.seconds);
         }
         std::fflush(stdout);
       }});
   if (!store) return 1;
-  std::printf("opened with migrations 6 and 7 in %.2f s\n", since(t0));
+  std::printf("opened with migrations 6 to 8 in %.2f s\n", since(t0));
   const auto t1 = Clock::now();
   auto report = (*store)->integrity_report();
   if (!report) return 1;

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "schema/node_record.hpp"
 #include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
 
@@ -178,6 +180,15 @@ DROP TRIGGER IF EXISTS nodes_count_insert;
 DROP TRIGGER IF EXISTS nodes_count_delete;
 DROP TRIGGER IF EXISTS nodes_count_move;
 )sql",
+    // 8: what pages, windows and subtrees need of a record, kept beside it
+    // so that they never read the record: the facets it serves (as JSON,
+    // record_facets; NULL: none) and its length. The facets of the rows
+    // already indexed are written after this SQL (fill_served_facets).
+    R"sql(
+ALTER TABLE nodes ADD COLUMN facets TEXT;
+ALTER TABLE nodes ADD COLUMN record_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE nodes SET record_bytes = length(CAST(record AS BLOB));
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -189,11 +200,49 @@ constexpr const char* kStepNames[] = {
     "OAuth sessions and keys",
     "child counts of every sibling group",
     "counted blocks of large sibling groups",
+    "served facets and lengths of the records",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));
 constexpr int kBlocksVersion = 7;
+constexpr int kServedFacetsVersion = 8;
+
+// Schema 8's facets column for the rows indexed before it. Only records that
+// name facets are read (most name none), by rowid, each written with what
+// record_facets serves of it; `counted` hears how many of them are done.
+Result<void> fill_served_facets(Database& db,
+                                const std::function<void(std::int64_t, std::int64_t)>& counted) {
+  std::vector<std::int64_t> rowids;
+  {
+    auto find = db.prepare("SELECT rowid FROM nodes WHERE instr(record, '\"facets\"') > 0");
+    if (!find) return std::unexpected(find.error());
+    while (true) {
+      auto row = (*find)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      rowids.push_back((*find)->integer(0));
+    }
+  }
+  auto read = db.prepare("SELECT text, record FROM nodes WHERE rowid = ?1");
+  if (!read) return std::unexpected(read.error());
+  auto write = db.prepare("UPDATE nodes SET facets = ?1 WHERE rowid = ?2");
+  if (!write) return std::unexpected(write.error());
+  const auto total = static_cast<std::int64_t>(rowids.size());
+  for (std::int64_t done = 0; done < total; ++done) {
+    (*read)->reset();
+    (*read)->bind(1, rowids[static_cast<std::size_t>(done)]);
+    auto row = (*read)->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) continue;
+    const auto facets = served_facets((*read)->text_view(0), (*read)->text_view(1));
+    (*write)->reset();
+    (*write)->bind_view(1, facets).bind(2, rowids[static_cast<std::size_t>(done)]);
+    if (auto r = (*write)->run(); !r) return r;
+    counted(done + 1, total);
+  }
+  return {};
+}
 
 // Reports a step's progress at most every two seconds: from SQLite's
 // progress handler while one statement runs, and from counted work.
@@ -240,6 +289,7 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
   const bool fresh = *version == 0;
   for (int v = *version; v < kLatest; ++v) {
     MigrationProgress step{.version = v + 1, .what = kStepNames[v]};
+    if (v + 1 == kServedFacetsVersion) step.counted = "records with facets";
     const auto start = std::chrono::steady_clock::now();
     auto report = [&] {
       step.seconds =
@@ -253,13 +303,17 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
       auto tx = Transaction::begin(db, Transaction::Kind::kWrite);
       if (!tx) return std::unexpected(tx.error());
       if (auto r = db.exec(kMigrations[v]); !r) return r;
+      // Steps that finish in C++ count their work.
+      const auto counted = [&](std::int64_t done, std::int64_t total) {
+        step.done = done;
+        step.total = total;
+        heartbeat.maybe_report();
+      };
       if (v + 1 == kBlocksVersion) {
-        auto r = build_missing_blocks(db, [&](std::int64_t done, std::int64_t total) {
-          step.done = done;
-          step.total = total;
-          heartbeat.maybe_report();
-        });
-        if (!r) return r;
+        if (auto r = build_missing_blocks(db, counted); !r) return r;
+      }
+      if (v + 1 == kServedFacetsVersion) {
+        if (auto r = fill_served_facets(db, counted); !r) return r;
       }
       const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
       if (auto r = db.exec(bump.c_str()); !r) return r;

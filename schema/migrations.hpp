@@ -21,8 +21,9 @@ int latest_schema_version();
 struct MigrationProgress {
   int version = 0;         // the version the step reaches
   std::string_view what;   // what it adds
-  std::int64_t done = 0;   // nodes done, for a step that counts them
+  std::int64_t done = 0;   // of what the step counts, if it counts
   std::int64_t total = 0;  // 0: the step does not count
+  std::string_view counted = "nodes";  // what done and total count
   bool finished = false;
   double seconds = 0;  // since the step started
 };

@@ -264,6 +264,12 @@ nlohmann::json record_facets(std::string_view text, std::string_view record_json
   return sanitize_facets(text, record["facets"]);
 }
 
+std::optional<std::string> served_facets(std::string_view text, std::string_view record_json) {
+  auto facets = record_facets(text, record_json);
+  if (facets.is_null()) return std::nullopt;
+  return facets.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
                                std::vector<std::string>* problems) {
   auto note = [&](std::size_t index, const std::string& why) {

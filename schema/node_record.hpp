@@ -76,6 +76,10 @@ nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& face
 // again by sanitize_facets (rows indexed before facets were checked on the
 // way in); null when it has none.
 nlohmann::json record_facets(std::string_view text, std::string_view record_json);
+// record_facets as JSON text, as the index keeps it beside the record (the
+// nodes table's facets column, written with the row) and serves it as is;
+// none when the record has no facets.
+std::optional<std::string> served_facets(std::string_view text, std::string_view record_json);
 
 // Parses and validates a record; the error is a reason for logs and counters.
 // Invalid facets are dropped (sanitize_facets), not a rejection.

@@ -22,7 +22,8 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 }
 
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
-               const std::string& json, std::int64_t seq);
+               const std::string& json, const std::optional<std::string>& facets,
+               std::int64_t seq);
 
 // Where the op's record is filed now, if the index holds it. Read once and
 // written by rowid: a write with RETURNING would collect its rows in a
@@ -51,16 +52,17 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
                          std::int64_t seq, GroupUpkeep& upkeep) {
   const NodeRecord& record = *op.record;
   const std::string json = to_json_text(record);
+  const std::optional<std::string> facets = served_facets(record.text, json);
   const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
   // A new record takes one statement.
   auto insert = [&]() -> Result<bool> {
     auto stmt = db.prepare(
         "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
-        " note, completed, created_at, record, change_seq)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        " note, completed, created_at, record, change_seq, facets, record_bytes)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
         " ON CONFLICT (did, rkey) DO NOTHING");
     if (!stmt) return pass(stmt);
-    bind_node(**stmt, op, group, json, seq);
+    bind_node(**stmt, op, group, json, facets, seq);
     if (auto r = (*stmt)->run(); !r) return pass(r);
     if ((*stmt)->changes() == 0) return false;
     upkeep.added(group, now);
@@ -80,10 +82,10 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
-      " record = ?13, change_seq = ?14 WHERE rowid = ?15");
+      " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16 WHERE rowid = ?17");
   if (!stmt) return pass(stmt);
-  bind_node(**stmt, op, group, json, seq);
-  (*stmt)->bind(15, (*was)->rowid);
+  bind_node(**stmt, op, group, json, facets, seq);
+  (*stmt)->bind(17, (*was)->rowid);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   if ((*was)->group == group && (*was)->sort_key == now.sort_key) return true;
   upkeep.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
@@ -93,7 +95,8 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
 
 // The columns of a node's row, as upsert_node's statements number them.
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
-               const std::string& json, std::int64_t seq) {
+               const std::string& json, const std::optional<std::string>& facets,
+               std::int64_t seq) {
   const NodeRecord& record = *op.record;
   stmt.bind_view(1, op.did)
       .bind_view(2, op.rkey)
@@ -108,7 +111,9 @@ void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
       .bind(11, record.completed)
       .bind_view(12, record.created_at)
       .bind_view(13, json)
-      .bind(14, seq);
+      .bind(14, seq)
+      .bind_view(15, facets)
+      .bind(16, static_cast<std::int64_t>(json.size()));
 }
 
 Result<void> clear_tombstone(Database& db, const RecordOp& op) {
@@ -242,6 +247,7 @@ NodeRow NodeRow::from(const NodeRowView& fields) {
                  .note = copy(fields.note),
                  .completed = fields.completed,
                  .created_at = std::string(fields.created_at),
+                 .facets = copy(fields.facets),
                  .record_json = std::string(fields.record_json),
                  .record_bytes = fields.record_bytes,
                  .child_count = fields.child_count,
@@ -266,6 +272,7 @@ NodeRowView NodeRow::view() const {
                      .note = view(note),
                      .completed = completed,
                      .created_at = created_at,
+                     .facets = view(facets),
                      .record_json = record_json,
                      .record_bytes = record_bytes,
                      .child_count = child_count,
@@ -558,14 +565,14 @@ Result<std::string> Store::dump() {
   std::ostringstream out;
   auto nodes = db_->prepare(
       "SELECT did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text, note,"
-      " completed, created_at, record FROM nodes ORDER BY did, rkey");
+      " completed, created_at, record, facets, record_bytes FROM nodes ORDER BY did, rkey");
   if (!nodes) return pass(nodes);
   while (true) {
     auto row = (*nodes)->step();
     if (!row) return pass(row);
     if (!*row) break;
     out << "node";
-    for (int c = 0; c < 13; ++c) {
+    for (int c = 0; c < 15; ++c) {
       out << '\t' << ((*nodes)->is_null(c) ? std::string("<null>") : (*nodes)->text(c));
     }
     out << '\n';

@@ -134,7 +134,8 @@ struct NodeRowView {
   std::optional<std::string_view> note;
   bool completed = false;
   std::string_view created_at;
-  std::string_view record_json;  // as in NodeRow
+  std::optional<std::string_view> facets;  // as in NodeRow
+  std::string_view record_json;            // as in NodeRow
   std::size_t record_bytes = 0;
   std::int64_t child_count = 0;
   std::int64_t change_seq = 0;
@@ -155,8 +156,11 @@ struct NodeRow {
   std::optional<std::string> note;
   bool completed = false;
   std::string created_at;
-  // The record as JSON: always from node(), changes() and ancestors(); rows
-  // of pages, windows and subtrees leave it empty unless it carries facets.
+  // The facets the record serves, as JSON (record_facets, kept with the
+  // row); none when it has none.
+  std::optional<std::string> facets;
+  // The record as JSON: from node(), changes() and ancestors(); rows of
+  // pages, windows and subtrees leave it empty (they never read it).
   std::string record_json;
   std::size_t record_bytes = 0;  // the whole record's length
   std::int64_t child_count = 0;

@@ -19,11 +19,14 @@ namespace {
 // one page share their repo and group, so pages do not read them again, and
 // pages bind the children groups' common prefix as ?5 (one concatenation a
 // row, not three; the join rather than a subquery a row: a quarter less of
-// the statement's time over a 2,000-node subtree).
+// the statement's time over a 2,000-node subtree). Pages, windows and
+// subtrees never read the record itself (SQLite copies every text column a
+// row returns, and the record is the largest): its served facets and its
+// length are kept beside it. A single node's read adds the record.
 #define NODE_FIELDS                                                                \
   "n.rkey, n.cid, n.rev, n.sort_key, n.sort_key_raw, n.text, n.note, n.completed," \
-  " n.created_at, n.change_seq, coalesce(c.n, 0), n.record"
-#define NODE_COLUMNS "n.did, n.grp, " NODE_FIELDS
+  " n.created_at, n.change_seq, coalesce(c.n, 0), n.facets, n.record_bytes"
+#define NODE_COLUMNS "n.did, n.grp, " NODE_FIELDS ", n.record"
 #define PAGE_FROM " FROM nodes n LEFT JOIN group_counts c ON c.grp = ?5 || n.rkey"
 
 // The children page: a range scan of nodes_children, keyset-paginated.
@@ -60,10 +63,8 @@ void file_under(NodeRow& row) {
   }
 }
 
-// NODE_FIELDS from column `at` on, as views into the statement's row. A
-// page's rows keep their record only when it carries facets, all that their
-// views read of it.
-NodeRowView field_views(const Statement& stmt, int at, bool whole_record) {
+// NODE_FIELDS from column `at` on, as views into the statement's row.
+NodeRowView field_views(const Statement& stmt, int at) {
   auto optional_view = [&](int column) {
     return stmt.is_null(column) ? std::nullopt
                                 : std::optional<std::string_view>(stmt.text_view(column));
@@ -81,18 +82,17 @@ NodeRowView field_views(const Statement& stmt, int at, bool whole_record) {
   fields.created_at = stmt.text_view(at + 8);
   fields.change_seq = stmt.integer(at + 9);
   fields.child_count = stmt.integer(at + 10);
-  const std::string_view record = stmt.text_view(at + 11);
-  fields.record_bytes = record.size();
-  if (whole_record || record.find("\"facets\"") != std::string_view::npos) {
-    fields.record_json = record;
-  }
+  fields.facets = optional_view(at + 11);
+  fields.record_bytes = static_cast<std::size_t>(stmt.integer(at + 12));
   return fields;
 }
 
+// A row of NODE_COLUMNS: the node with its whole record.
 NodeRow read_row(const Statement& stmt) {
-  NodeRowView fields = field_views(stmt, 2, true);
+  NodeRowView fields = field_views(stmt, 2);
   fields.did = stmt.text_view(0);
   fields.group = stmt.text_view(1);
+  fields.record_json = stmt.text_view(15);
   NodeRow row = NodeRow::from(fields);
   file_under(row);
   return row;
@@ -112,7 +112,7 @@ Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
     auto more = stmt.step();
     if (!more) return pass(more);
     if (!*more) return rows;
-    NodeRowView fields = field_views(stmt, 0, false);
+    NodeRowView fields = field_views(stmt, 0);
     fields.did = filed.did;
     fields.group = filed.group;
     fields.parent_rkey = filed.parent_rkey;
@@ -334,7 +334,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
         sink.more(pending.id);
         break;
       }
-      NodeRowView row = field_views(**stmt, 0, false);
+      NodeRowView row = field_views(**stmt, 0);
       row.did = query.did;
       row.group = group;
       row.parent_rkey = parent_rkey;

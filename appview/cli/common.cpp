@@ -41,7 +41,7 @@ std::unique_ptr<schema::Store> open_store_or_report(const appview::Config& confi
     if (step.finished) {
       err << "done in " << seconds << "\n";
     } else if (step.total > 0) {
-      err << step.done << " of " << step.total << " nodes, " << seconds << "\n";
+      err << step.done << " of " << step.total << " " << step.counted << ", " << seconds << "\n";
     } else {
       err << (step.seconds == 0 ? std::string("started") : std::string("working, ") + seconds)
           << "\n";

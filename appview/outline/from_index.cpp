@@ -12,7 +12,10 @@ OutlineNode outline_node(const schema::NodeRow& row, std::ptrdiff_t parent) {
   node.text = row.text;
   node.note = row.note;
   node.completed = row.completed;
-  node.facets = schema::record_facets(row.text, row.record_json);
+  if (row.facets) {
+    auto facets = nlohmann::json::parse(*row.facets, nullptr, false);
+    if (facets.is_array()) node.facets = std::move(facets);
+  }
   return node;
 }
 

@@ -22,10 +22,8 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   if (row.parent_rkey) json.key("parent").string(*row.parent_rkey);
   if (row.note) json.key("note").string(*row.note);
   if (row.unattached) json.key("unattached").boolean(true);
-  // Only records that carry facets pay for reading them.
-  if (auto facets = schema::record_facets(row.text, row.record_json); !facets.is_null()) {
-    json.key("facets").raw(facets.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
+  // As the index keeps them: checked and written as JSON with the row.
+  if (row.facets) json.key("facets").raw(*row.facets);
   json.end_object();
 }
 

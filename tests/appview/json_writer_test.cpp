@@ -85,8 +85,9 @@ TEST(JsonWriter, NodeViewsHaveEveryFieldAndNoNulls) {
   row.text = "bold \"quoted\" line\nnext";
   row.note = "a note";
   row.created_at = "2026-12-01T00:00:00.000Z";
-  row.record_json = R"({"text":"bold \"quoted\" line\nnext","facets":[{"index":{"byteStart":0,)"
-                    R"("byteEnd":4},"features":[{"$type":"app.bulleted.node#bold"}]}]})";
+  row.facets = schema::served_facets(
+      row.text, R"({"text":"bold \"quoted\" line\nnext","facets":[{"index":{"byteStart":0,)"
+                R"("byteEnd":4},"features":[{"$type":"app.bulleted.node#bold"}]}]})");
   row.child_count = 7;
   const auto view = node_view(row);
   EXPECT_EQ(view["uri"], "at://did:plc:alice/app.bulleted.node/3kabc");
@@ -103,7 +104,7 @@ TEST(JsonWriter, NodeViewsHaveEveryFieldAndNoNulls) {
   row.note.reset();
   row.sort_key_raw.reset();
   row.sort_key_valid = false;
-  row.record_json = "{}";
+  row.facets.reset();
   const auto top = node_view(row);
   EXPECT_FALSE(top.contains("parent"));
   EXPECT_FALSE(top.contains("note"));

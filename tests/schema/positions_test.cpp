@@ -348,15 +348,17 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
     ASSERT_TRUE((*store)
                     ->database()
                     .exec("DROP TABLE order_blocks; ALTER TABLE group_counts DROP COLUMN blocked;"
-                          "PRAGMA user_version = 6;")
+                          "ALTER TABLE nodes DROP COLUMN facets;"
+                          "ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 6;")
                     .has_value());
   }
   std::vector<MigrationProgress> steps;
   auto store = Store::open(
       path, {.on_migration = [&](const MigrationProgress& step) { steps.push_back(step); }});
   ASSERT_TRUE(store.has_value()) << store.error().message;
+  // Schema 7's reports (later steps follow them).
+  std::erase_if(steps, [](const MigrationProgress& step) { return step.version != 7; });
   ASSERT_GE(steps.size(), 2u);
-  EXPECT_EQ(steps.front().version, 7);
   EXPECT_FALSE(steps.front().finished);
   EXPECT_TRUE(steps.back().finished);
   EXPECT_EQ(steps.back().total, 3000);
