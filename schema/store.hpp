@@ -447,6 +447,12 @@ class Store {
   // Reads (each runs in one read transaction: a consistent snapshot).
   Result<NodeRow> node(std::string_view did, std::string_view rkey);
   Result<ChildrenPage> children(const ChildrenQuery& query);
+  // The same without copies: each row of the page given to `visit` as it is
+  // read (views valid only during the call); returns the next page's cursor
+  // (none at the end). On an error `visit` may have seen part of the page.
+  using RowVisitor = std::function<void(const NodeRowView&)>;
+  Result<std::optional<std::string>> children(const ChildrenQuery& query,
+                                              const RowVisitor& visit);
   Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
   Result<Position> position(std::string_view did, std::string_view rkey);
   Result<SubtreeNode> subtree(const SubtreeQuery& query);
@@ -484,6 +490,10 @@ class Store {
   Result<std::vector<NodeRow>> group_page(
       std::string_view did, std::string_view group, int limit,
       const std::optional<std::pair<std::string, std::string>>& after, bool reverse);
+  // group_page's rows as views, to `visit`.
+  Result<void> visit_group_page(std::string_view did, std::string_view group, int limit,
+                                const std::optional<std::pair<std::string, std::string>>& after,
+                                bool reverse, const RowVisitor& visit);
 
   std::shared_ptr<Checkpointer> checkpointer_;  // outlives db_, which it watches
   std::unique_ptr<Database> db_;

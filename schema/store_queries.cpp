@@ -98,26 +98,24 @@ NodeRow read_row(const Statement& stmt) {
   return row;
 }
 
-// The rows of a page of `group` (of repo `did`).
-Result<std::vector<NodeRow>> collect_page(Statement& stmt, std::string_view did,
-                                          std::string_view group, int limit) {
+// The rows of a page of `group` (of repo `did`), each to `visit`.
+Result<void> visit_page(Statement& stmt, std::string_view did, std::string_view group,
+                        const Store::RowVisitor& visit) {
   NodeRow shared;
   shared.did = did;
   shared.group = group;
   file_under(shared);
   const NodeRowView filed = shared.view();
-  std::vector<NodeRow> rows;
-  rows.reserve(static_cast<std::size_t>(std::max(limit, 0)));
   while (true) {
     auto more = stmt.step();
     if (!more) return pass(more);
-    if (!*more) return rows;
+    if (!*more) return {};
     NodeRowView fields = field_views(stmt, 0);
     fields.did = filed.did;
     fields.group = filed.group;
     fields.parent_rkey = filed.parent_rkey;
     fields.unattached = filed.unattached;
-    rows.push_back(NodeRow::from(fields));
+    visit(fields);
   }
 }
 
@@ -167,16 +165,28 @@ Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::strin
   return std::optional<NodeRow>(read_row(**stmt));
 }
 
-Result<std::vector<NodeRow>> Store::group_page(
+Result<void> Store::visit_group_page(
     std::string_view did, std::string_view group, int limit,
-    const std::optional<std::pair<std::string, std::string>>& after, bool reverse) {
+    const std::optional<std::pair<std::string, std::string>>& after, bool reverse,
+    const RowVisitor& visit) {
   const char* sql = reverse ? (after ? kChildrenBefore : kChildrenFirstReverse)
                             : (after ? kChildrenAfter : kChildrenFirst);
   auto stmt = db_->prepare(sql);
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, group).bind(4, limit).bind(5, children_group(did, ""));
   if (after) (*stmt)->bind(2, after->first).bind(3, after->second);
-  return collect_page(**stmt, did, group, limit);
+  return visit_page(**stmt, did, group, visit);
+}
+
+Result<std::vector<NodeRow>> Store::group_page(
+    std::string_view did, std::string_view group, int limit,
+    const std::optional<std::pair<std::string, std::string>>& after, bool reverse) {
+  std::vector<NodeRow> rows;
+  rows.reserve(static_cast<std::size_t>(std::max(limit, 0)));
+  auto read = visit_group_page(did, group, limit, after, reverse,
+                               [&](const NodeRowView& row) { rows.push_back(NodeRow::from(row)); });
+  if (!read) return pass(read);
+  return rows;
 }
 
 Result<NodeRow> Store::visible_node(std::string_view did, std::string_view rkey) {
@@ -197,6 +207,17 @@ Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
 }
 
 Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
+  ChildrenPage page;
+  auto cursor = children(query, [&](const NodeRowView& row) {
+    page.nodes.push_back(NodeRow::from(row));
+  });
+  if (!cursor) return pass(cursor);
+  page.cursor = std::move(*cursor);
+  return page;
+}
+
+Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
+                                                   const RowVisitor& visit) {
   if (query.limit < 1 || query.limit > 1000) {
     return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
   }
@@ -209,7 +230,7 @@ Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
   if (!tx) return pass(tx);
   auto visible = repo_visible(query.did);
   if (!visible) return pass(visible);
-  if (!*visible) return ChildrenPage{};
+  if (!*visible) return std::optional<std::string>();
   std::string group = root_group(query.did);
   if (query.parent_rkey) {
     auto parent = find_node(query.did, *query.parent_rkey);
@@ -217,15 +238,20 @@ Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
     if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
     group = children_group(query.did, *query.parent_rkey);
   }
-  auto rows = group_page(query.did, group, query.limit + 1, after, query.reverse);
-  if (!rows) return pass(rows);
-  ChildrenPage page;
-  if (rows->size() > static_cast<std::size_t>(query.limit)) {
-    rows->pop_back();
-    page.cursor = encode_page_cursor(rows->back().sort_key, rows->back().rkey);
-  }
-  page.nodes = std::move(*rows);
-  return page;
+  // One row past the page says whether another follows; the cursor is the
+  // key of the page's last row.
+  int seen = 0;
+  std::string last_key, last_rkey;
+  auto read = visit_group_page(query.did, group, query.limit + 1, after, query.reverse,
+                               [&](const NodeRowView& row) {
+                                 if (++seen > query.limit) return;
+                                 last_key = row.sort_key;
+                                 last_rkey = row.rkey;
+                                 visit(row);
+                               });
+  if (!read) return pass(read);
+  if (seen <= query.limit) return std::optional<std::string>();
+  return std::optional<std::string>(encode_page_cursor(last_key, last_rkey));
 }
 
 Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey, int before,

@@ -1,6 +1,7 @@
 // The queries over the index: nodes, pages, windows, subtrees, ancestors,
 // positions, changes, and com.atproto.identity.resolveHandle. Each answer is
 // written straight from the rows (views.hpp).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "appview/xrpc/method_handlers.hpp"
@@ -50,14 +51,23 @@ HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request
   TRY(parent, optional_rkey_param(params, "parent"));
   TRY(limit, params.integer("limit", 1, 1000));
   TRY(reverse, params.boolean("reverse"));
-  TRY(page, ApiMethods::store(api).children({.did = repo,
-                                             .parent_rkey = parent,
-                                             .limit = static_cast<int>(limit.value_or(100)),
-                                             .cursor = params.text("cursor"),
-                                             .reverse = reverse.value_or(false)}));
-  return node_list("nodes", page.nodes, [&](JsonWriter& out) {
-    if (page.cursor) out.key("cursor").string(*page.cursor);
-  });
+  const schema::ChildrenQuery query{.did = repo,
+                                    .parent_rkey = parent,
+                                    .limit = static_cast<int>(limit.value_or(100)),
+                                    .cursor = params.text("cursor"),
+                                    .reverse = reverse.value_or(false)};
+  // Each node written as its row is read (no copy of the page); on an error
+  // the part written is dropped for the error's answer.
+  std::string body;
+  body.reserve(64 + 400 * static_cast<std::size_t>(std::min(query.limit, 100)));
+  JsonWriter out(body);
+  out.begin_object().key("nodes").begin_array();
+  TRY(cursor, ApiMethods::store(api).children(
+                  query, [&](const schema::NodeRowView& row) { write_node_view(out, row); }));
+  out.end_array();
+  if (cursor) out.key("cursor").string(*cursor);
+  out.end_object();
+  return written(std::move(body));
 }
 
 HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
