@@ -289,6 +289,7 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
   const bool fresh = *version == 0;
   for (int v = *version; v < kLatest; ++v) {
     MigrationProgress step{.version = v + 1, .what = kStepNames[v]};
+    if (v + 1 == kBlocksVersion) step.counted = "nodes in groups that get blocks";
     if (v + 1 == kServedFacetsVersion) step.counted = "records with facets";
     const auto start = std::chrono::steady_clock::now();
     auto report = [&] {
