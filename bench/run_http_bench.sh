@@ -7,7 +7,8 @@
 # each beside the same trivial handler on a Boost.Beast front.
 # Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
 # After the createNode row it prints the share of those requests the server
-# itself answered within 2.5, 5, 10 and 25 ms (its /metrics histogram).
+# itself answered within 2.5, 5, 10, 25 and 100 ms, and the share that waited
+# for a worker no longer than those (its /metrics histograms).
 # ONLY=<regex> runs only the rows whose name matches (e.g. ONLY='746|getSubtree').
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,27 +75,30 @@ run "getSubtree, 2,000 nodes" "http://127.0.0.1:$port" "$work/subtree.lua"
 CONNECTIONS=1 RUN_THREADS=1 run "getSubtree, 2,000 nodes, 1 conn" "http://127.0.0.1:$port" "$work/subtree.lua"
 CONNECTIONS=1 RUN_THREADS=1 run "trivial, 746 KB, 1 conn" "http://127.0.0.1:$tree_ceiling_port/"
 CONNECTIONS=1 RUN_THREADS=1 run "Boost.Beast trivial, 746 KB, 1 conn" "http://127.0.0.1:$beast_tree_port/"
-# The server's own time for the same createNode requests (its latency
-# histogram, from the handler's start to its answer; the time queued for a
-# worker, in the front and in the client is what wrk's figures add).
-metrics() { curl -sf "http://127.0.0.1:$port/metrics" | grep 'seconds_bucket{method="app.bulleted.createNode"' || true; }
+# The server's own time for the same createNode requests: its latency
+# histogram (from the handler's start to its answer) and the time they waited
+# for a worker (the requests lane's queue; nothing else runs meanwhile). What
+# wrk's figures add beyond both is time in the front and in the client.
+metrics() { curl -sf "http://127.0.0.1:$port/metrics" | grep -E 'request_seconds_bucket\{method="app.bulleted.createNode"|queue_seconds_bucket\{lane="requests"' || true; }
 metrics > "$work/create.before"
 run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"
 metrics > "$work/create.after"
 python3 - "$work/create.before" "$work/create.after" <<'PY'
 import re, sys
-def buckets(path):
+def buckets(path, family):
     out = {}
     for line in open(path):
-        m = re.search(r'le="([^"]+)"\} (\d+)', line)
+        m = re.search(family + r'_bucket\{.*le="([^"]+)"\} (\d+)', line)
         if m: out[m.group(1)] = int(m.group(2))
     return out
-before, after = buckets(sys.argv[1]), buckets(sys.argv[2])
-total = after.get("+Inf", 0) - before.get("+Inf", 0)
-if total <= 0: sys.exit(0)
-shares = []
-for le in ("0.0025", "0.005", "0.01", "0.025"):
-    if le in after:
-        shares.append(f"{(after[le] - before.get(le, 0)) / total:.2%} within {float(le) * 1000:g} ms")
-print(f"{'  in the server (handler)':32s} {total} answers: " + ", ".join(shares))
+for family, name, what in (("request_seconds", "  in the server (handler)", "answers"),
+                           ("queue_seconds", "  queued for a worker", "requests")):
+    before, after = buckets(sys.argv[1], family), buckets(sys.argv[2], family)
+    total = after.get("+Inf", 0) - before.get("+Inf", 0)
+    if total <= 0: continue
+    shares = []
+    for le in ("0.0025", "0.005", "0.01", "0.025", "0.1"):
+        if le in after:
+            shares.append(f"{(after[le] - before.get(le, 0)) / total:.2%} within {float(le) * 1000:g} ms")
+    print(f"{name:32s} {total} {what}: " + ", ".join(shares))
 PY

@@ -197,6 +197,9 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   http.decorate = [&api](const appview::HttpRequestHead& head, appview::HttpResponse& response) {
     api.decorate(head, response);
   };
+  http.waited = [&context](appview::Lane lane, double seconds) {
+    context.metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests", seconds);
+  };
   appview::HttpServer server(
       http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
   context.in_flight = [&server] { return server.in_flight(); };

@@ -352,7 +352,13 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
   void dispatch(http_request request, HttpRequest in, Lane lane) {
     const HttpRequestHead head = in;
-    auto job = [self = shared_from_this(), request, in = std::move(in)]() mutable {
+    auto job = [self = shared_from_this(), request, in = std::move(in), lane,
+                queued = std::chrono::steady_clock::now()]() mutable {
+      if (self->options.waited) {
+        self->options.waited(lane, std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - queued)
+                                       .count());
+      }
       self->serve(request, std::move(in));
     };
     WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;

@@ -110,6 +110,10 @@ struct HttpServerOptions {
   // admission's refusals and the front's own), with the request's head:
   // headers every answer carries (CORS). Must be quick.
   std::function<void(const HttpRequestHead&, HttpResponse&)> decorate;
+  // Called by the worker that takes up a request, before the handler, with
+  // its lane and the seconds it waited in that lane's queue (from the head
+  // or, with a body, from the body's end). Must be quick.
+  std::function<void(Lane, double)> waited;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

@@ -27,17 +27,42 @@ void render_memory(std::ostream& out, const ProcessMemory& memory) {
   }
 }
 
+// One histogram family: `name` with a `label` for each histogram.
+template <typename Histograms>
+void render_histograms(std::ostream& out, const char* name, const char* help, const char* label,
+                       const Histograms& histograms) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
+  for (const auto& [value, h] : histograms) {
+    const std::string labels = std::string(label) + "=\"" + value + "\"";
+    for (std::size_t i = 0; i < RequestMetrics::kBuckets.size(); ++i) {
+      out << name << "_bucket{" << labels << ",le=\"" << RequestMetrics::kBuckets[i] << "\"} "
+          << h.buckets[i] << "\n";
+    }
+    out << name << "_bucket{" << labels << ",le=\"+Inf\"} " << h.count << "\n";
+    out << name << "_sum{" << labels << "} " << h.sum << "\n";
+    out << name << "_count{" << labels << "} " << h.count << "\n";
+  }
+}
+
 }  // namespace
+
+void RequestMetrics::Histogram::add(double seconds) {
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++buckets[i];
+  }
+  ++count;
+  sum += seconds;
+}
 
 void RequestMetrics::record(const std::string& method, int status, double seconds) {
   std::lock_guard lock(mutex_);
   ++requests_[{method, status}];
-  Histogram& h = latency_[method];
-  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) ++h.buckets[i];
-  }
-  ++h.count;
-  h.sum += seconds;
+  latency_[method].add(seconds);
+}
+
+void RequestMetrics::record_wait(const std::string& lane, double seconds) {
+  std::lock_guard lock(mutex_);
+  waits_[lane].add(seconds);
 }
 
 std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
@@ -51,18 +76,14 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
       out << "bulleted_http_requests_total{method=\"" << key.first << "\",status=\"" << key.second
           << "\"} " << count << "\n";
     }
-    out << "# HELP bulleted_http_request_seconds Request latency by XRPC method.\n"
-           "# TYPE bulleted_http_request_seconds histogram\n";
-    for (const auto& [method, h] : latency_) {
-      for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-        out << "bulleted_http_request_seconds_bucket{method=\"" << method << "\",le=\""
-            << kBuckets[i] << "\"} " << h.buckets[i] << "\n";
-      }
-      out << "bulleted_http_request_seconds_bucket{method=\"" << method << "\",le=\"+Inf\"} "
-          << h.count << "\n";
-      out << "bulleted_http_request_seconds_sum{method=\"" << method << "\"} " << h.sum << "\n";
-      out << "bulleted_http_request_seconds_count{method=\"" << method << "\"} " << h.count << "\n";
-    }
+    render_histograms(out, "bulleted_http_request_seconds",
+                      "Request latency by XRPC method, from the handler's start to its answer (a "
+                      "streamed answer's end).",
+                      "method", latency_);
+    render_histograms(out, "bulleted_http_queue_seconds",
+                      "Time requests waited for a worker, by lane (requests: the worker pool; "
+                      "operators: health, readiness, metrics).",
+                      "lane", waits_);
   }
   out << "# HELP bulleted_http_in_flight Requests being handled.\n# TYPE bulleted_http_in_flight "
          "gauge\n"

@@ -20,6 +20,9 @@ class RequestMetrics {
                                                       0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 
   void record(const std::string& method, int status, double seconds);
+  // The time a request waited for a worker in `lane` ("requests",
+  // "operators"): what a client's latency holds beyond the handler's.
+  void record_wait(const std::string& lane, double seconds);
 
   std::atomic<std::uint64_t> placement_retries{0};
   std::atomic<std::uint64_t> stale_conflicts{0};
@@ -33,10 +36,12 @@ class RequestMetrics {
     std::array<std::uint64_t, kBuckets.size()> buckets{};
     std::uint64_t count = 0;
     double sum = 0;
+    void add(double seconds);
   };
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
+  std::map<std::string, Histogram> waits_;
 };
 
 }  // namespace bulleted::appview

@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "appview/http/server.hpp"
 
@@ -244,6 +246,53 @@ TEST_F(HttpFrontTest, TheOperatorsLaneAnswersWhileEveryWorkerIsBusy) {
       << "health waited behind request work";
   release.set_value();
   EXPECT_TRUE(slow.response().ends_with("/slow"));
+}
+
+TEST_F(HttpFrontTest, TheTimeARequestWaitsForAWorkerIsReportedWithItsLane) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    if (head.path == "/healthz") admission.lane = Lane::kOperators;
+    return admission;
+  };
+  std::mutex mutex;
+  std::vector<std::pair<Lane, double>> waits;
+  options.waited = [&](Lane lane, double seconds) {
+    std::lock_guard lock(mutex);
+    waits.emplace_back(lane, seconds);
+  };
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> busy;
+  start(options, [&, released](const HttpRequest& request) {
+    if (request.path == "/slow") {
+      busy.set_value();
+      released.wait();
+    }
+    return plain(200, request.path);
+  });
+  Client slow(port_);
+  slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+  busy.get_future().wait();  // the only worker is now held
+  Client next(port_);
+  next.send("GET /next HTTP/1.1\r\nHost: h\r\n\r\n");
+  while (server_->in_flight() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // /next is queued behind /slow (or about to be): it waits at least this long.
+  const auto held_from = std::chrono::steady_clock::now();
+  EXPECT_TRUE(request("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/healthz"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double held =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - held_from).count();
+  release.set_value();
+  EXPECT_TRUE(slow.response().ends_with("/slow"));
+  EXPECT_TRUE(next.response().ends_with("/next"));
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(waits.size(), 3u) << "one report a request";
+  EXPECT_EQ(waits[0].first, Lane::kRequests);  // /slow
+  EXPECT_EQ(waits[1].first, Lane::kOperators);  // /healthz, while the worker was held
+  EXPECT_EQ(waits[2].first, Lane::kRequests);  // /next, once /slow let the worker go
+  EXPECT_GE(waits[2].second, held - 0.05) << "the wait behind the held worker";
 }
 
 TEST_F(HttpFrontTest, AStreamedAnswerArrivesWholeAndChunked) {

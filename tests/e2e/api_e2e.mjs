@@ -336,6 +336,10 @@ try {
     assert(/bulleted_http_requests_total\{method="app.bulleted.createNode",status="200"\} \d+/.test(metrics), 'requests by method and status');
     assert(/bulleted_http_request_seconds_bucket\{method="app.bulleted.getChildren",le="0.005"\} \d+/.test(metrics), 'latency histograms');
     assert(/bulleted_index_nodes \d+/.test(metrics), 'index size');
+    for (const lane of ['requests', 'operators']) {
+      const count = metrics.match(new RegExp(`^bulleted_http_queue_seconds_count\\{lane="${lane}"\\} (\\d+)`, 'm'));
+      assert(count && Number(count[1]) > 0, `time waited for a worker, ${lane} lane`);
+    }
   });
 
   await runner.test('SIGTERM during a burst of writes loses no acknowledged write', async () => {
