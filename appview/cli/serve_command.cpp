@@ -198,7 +198,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     api.decorate(head, response);
   };
   http.waited = [&context](appview::Lane lane, double seconds) {
-    context.metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests", seconds);
+    context.metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests",
+                                seconds);
   };
   appview::HttpServer server(
       http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
