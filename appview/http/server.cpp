@@ -355,9 +355,8 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     auto job = [self = shared_from_this(), request, in = std::move(in), lane,
                 queued = std::chrono::steady_clock::now()]() mutable {
       if (self->options.waited) {
-        self->options.waited(lane, std::chrono::duration<double>(
-                                       std::chrono::steady_clock::now() - queued)
-                                       .count());
+        self->options.waited(
+            lane, std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
       }
       self->serve(request, std::move(in));
     };

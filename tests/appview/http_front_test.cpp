@@ -289,9 +289,9 @@ TEST_F(HttpFrontTest, TheTimeARequestWaitsForAWorkerIsReportedWithItsLane) {
   EXPECT_TRUE(next.response().ends_with("/next"));
   std::lock_guard lock(mutex);
   ASSERT_EQ(waits.size(), 3u) << "one report a request";
-  EXPECT_EQ(waits[0].first, Lane::kRequests);  // /slow
+  EXPECT_EQ(waits[0].first, Lane::kRequests);   // /slow
   EXPECT_EQ(waits[1].first, Lane::kOperators);  // /healthz, while the worker was held
-  EXPECT_EQ(waits[2].first, Lane::kRequests);  // /next, once /slow let the worker go
+  EXPECT_EQ(waits[2].first, Lane::kRequests);   // /next, once /slow let the worker go
   EXPECT_GE(waits[2].second, held - 0.05) << "the wait behind the held worker";
 }
 
