@@ -98,6 +98,14 @@ std::string dechunk(const std::string& response) {
   return body;
 }
 
+HttpResponse plain(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "text/plain";
+  response.body = std::move(body);
+  return response;
+}
+
 class HttpFrontTest : public ::testing::Test {
  protected:
   void start(HttpServerOptions options, HttpHandler handler) {
@@ -116,17 +124,37 @@ class HttpFrontTest : public ::testing::Test {
     return client.response();
   }
 
+  // Starts a server of one worker (and the operators' lane for /healthz),
+  // sends /slow on `slow` and returns once that request holds the worker;
+  // release_worker() lets it go. Other paths are answered at once.
+  void hold_the_only_worker(HttpServerOptions options, std::unique_ptr<Client>& slow) {
+    options.workers = 1;
+    options.admit = [](const HttpRequestHead& head) {
+      Admission admission;
+      admission.body_limit = 1024;
+      if (head.path == "/healthz") admission.lane = Lane::kOperators;
+      return admission;
+    };
+    std::shared_future<void> released = release_.get_future().share();
+    auto busy = std::make_shared<std::promise<void>>();
+    std::future<void> held = busy->get_future();
+    start(std::move(options), [busy, released](const HttpRequest& request) {
+      if (request.path == "/slow") {
+        busy->set_value();
+        released.wait();
+      }
+      return plain(200, request.path);
+    });
+    slow = std::make_unique<Client>(port_);
+    slow->send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+    held.wait();
+  }
+  void release_worker() { release_.set_value(); }
+
   int port_ = 0;
   std::unique_ptr<HttpServer> server_;
+  std::promise<void> release_;
 };
-
-HttpResponse plain(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.content_type = "text/plain";
-  response.body = std::move(body);
-  return response;
-}
 
 TEST(FramingTest, RefusesWhatAProxyWouldReadDifferently) {
   using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -221,60 +249,24 @@ TEST_F(HttpFrontTest, AdmissionIsDecidedBeforeTheBodyIsRead) {
 }
 
 TEST_F(HttpFrontTest, TheOperatorsLaneAnswersWhileEveryWorkerIsBusy) {
-  HttpServerOptions options;
-  options.workers = 1;
-  options.admit = [](const HttpRequestHead& head) {
-    Admission admission;
-    admission.body_limit = 1024;
-    if (head.path == "/healthz") admission.lane = Lane::kOperators;
-    return admission;
-  };
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> busy;
-  start(options, [&, released](const HttpRequest& request) {
-    if (request.path == "/slow") {
-      busy.set_value();
-      released.wait();
-    }
-    return plain(200, request.path);
-  });
-  Client slow(port_);
-  slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
-  busy.get_future().wait();  // the only worker is now held
+  std::unique_ptr<Client> slow;
+  hold_the_only_worker({}, slow);
   EXPECT_TRUE(request("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/healthz"))
       << "health waited behind request work";
-  release.set_value();
-  EXPECT_TRUE(slow.response().ends_with("/slow"));
+  release_worker();
+  EXPECT_TRUE(slow->response().ends_with("/slow"));
 }
 
 TEST_F(HttpFrontTest, TheTimeARequestWaitsForAWorkerIsReportedWithItsLane) {
   HttpServerOptions options;
-  options.workers = 1;
-  options.admit = [](const HttpRequestHead& head) {
-    Admission admission;
-    if (head.path == "/healthz") admission.lane = Lane::kOperators;
-    return admission;
-  };
   std::mutex mutex;
   std::vector<std::pair<Lane, double>> waits;
   options.waited = [&](Lane lane, double seconds) {
     std::lock_guard lock(mutex);
     waits.emplace_back(lane, seconds);
   };
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> busy;
-  start(options, [&, released](const HttpRequest& request) {
-    if (request.path == "/slow") {
-      busy.set_value();
-      released.wait();
-    }
-    return plain(200, request.path);
-  });
-  Client slow(port_);
-  slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
-  busy.get_future().wait();  // the only worker is now held
+  std::unique_ptr<Client> slow;
+  hold_the_only_worker(std::move(options), slow);
   Client next(port_);
   next.send("GET /next HTTP/1.1\r\nHost: h\r\n\r\n");
   while (server_->in_flight() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -284,8 +276,8 @@ TEST_F(HttpFrontTest, TheTimeARequestWaitsForAWorkerIsReportedWithItsLane) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const double held =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - held_from).count();
-  release.set_value();
-  EXPECT_TRUE(slow.response().ends_with("/slow"));
+  release_worker();
+  EXPECT_TRUE(slow->response().ends_with("/slow"));
   EXPECT_TRUE(next.response().ends_with("/next"));
   std::lock_guard lock(mutex);
   ASSERT_EQ(waits.size(), 3u) << "one report a request";
