@@ -264,11 +264,17 @@ struct IntegrityReport {
   std::int64_t in_cycles = 0;       // nodes whose parents lead round in a circle
   std::int64_t wrong_counts = 0;    // sibling groups whose kept child count is not their size
   std::int64_t wrong_blocks = 0;  // counted blocks of positions that are off (schema/positions.hpp)
+  // Nodes whose kept facets or record length (served in place of the
+  // record) are not their record's.
+  std::int64_t wrong_record_fields = 0;
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
   // The database itself is sound (odd records are counted, not failures).
-  bool ok() const { return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0; }
+  bool ok() const {
+    return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0 &&
+           wrong_record_fields == 0;
+  }
 };
 
 struct StoreOptions {

@@ -34,6 +34,7 @@ int run_check_command(const std::vector<std::string>& argv, std::ostream& out, s
                         {"nodesInCycles", report->in_cycles},
                         {"wrongChildCounts", report->wrong_counts},
                         {"wrongPositionBlocks", report->wrong_blocks},
+                        {"wrongRecordFields", report->wrong_record_fields},
                         {"reposByStatus", report->repos_by_status},
                         {"reposBySyncState", report->repos_by_sync_state}}
              .dump(2)

@@ -470,6 +470,35 @@ TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
   EXPECT_FALSE(report->ok());
 }
 
+// Pages, windows and subtrees serve a row's kept facets and record length in
+// place of its record: `check` reports any that are not what the record
+// gives.
+TEST_F(StoreTest, CheckReportsKeptRecordFieldsThatAreNotTheRecords) {
+  ApplyBatch batch;
+  batch.ops.push_back(upsert({.rkey = "rich", .sort_key = "a0", .text = "hello world"}));
+  batch.ops.back().record->facets = nlohmann::json::array(
+      {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+        {"features", nlohmann::json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+  batch.ops.push_back(upsert({.rkey = "quoted", .sort_key = "a1", .text = "say \"facets\""}));
+  batch.ops.push_back(upsert({.rkey = "plain", .sort_key = "a2", .text = "plain"}));
+  ASSERT_TRUE(store_->apply(batch).has_value());
+  auto wrong_after = [&](const char* sql) {
+    EXPECT_TRUE(store_->database().exec(sql).has_value()) << sql;
+    auto report = store_->integrity_report();
+    EXPECT_TRUE(report.has_value());
+    return report ? report->wrong_record_fields : -1;
+  };
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->wrong_record_fields, 0);
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(wrong_after("UPDATE nodes SET facets = NULL WHERE rkey = 'rich'"), 1);
+  EXPECT_EQ(wrong_after("UPDATE nodes SET record_bytes = record_bytes + 1 WHERE rkey = 'plain'"),
+            2);
+  EXPECT_EQ(wrong_after("UPDATE nodes SET facets = '[]' WHERE rkey = 'quoted'"), 3);
+  EXPECT_FALSE(store_->integrity_report()->ok());
+}
+
 TEST_F(StoreTest, RepoStatusHidesRestoresAndRemoves) {
   apply({upsert({.rkey = "a"}), upsert({.rkey = "b", .parent_rkey = "a"})});
   for (auto status : {RepoStatus::kTakendown, RepoStatus::kSuspended, RepoStatus::kDeactivated}) {
@@ -665,6 +694,10 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
     EXPECT_EQ(row.facets, node->facets) << row.rkey;
     EXPECT_EQ(row.facets, served_facets(node->text, node->record_json)) << row.rkey;
   }
+  auto report = (*store)->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->wrong_record_fields, 0);
+  EXPECT_TRUE(report->ok());
 }
 
 TEST(ConstantTimeEqual, ComparesWholeStrings) {
