@@ -264,10 +264,21 @@ nlohmann::json record_facets(std::string_view text, std::string_view record_json
   return sanitize_facets(text, record["facets"]);
 }
 
-std::optional<std::string> served_facets(std::string_view text, std::string_view record_json) {
-  auto facets = record_facets(text, record_json);
+namespace {
+std::optional<std::string> served_form(const nlohmann::json& facets) {
   if (facets.is_null()) return std::nullopt;
   return facets.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
+std::optional<std::string> served_facets(std::string_view text, std::string_view record_json) {
+  return served_form(record_facets(text, record_json));
+}
+
+std::optional<std::string> served_facets(const NodeRecord& record) {
+  // to_json_text writes "facets" only when they are an array.
+  if (!record.facets.is_array()) return std::nullopt;
+  return served_form(sanitize_facets(record.text, record.facets));
 }
 
 nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,

@@ -51,7 +51,7 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
                          std::int64_t seq, GroupUpkeep& upkeep) {
   const NodeRecord& record = *op.record;
   const std::string json = to_json_text(record);
-  const std::optional<std::string> facets = served_facets(record.text, json);
+  const std::optional<std::string> facets = served_facets(record);
   const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
   // A new record takes one statement.
   auto insert = [&]() -> Result<bool> {
