@@ -103,9 +103,12 @@ int main(int argc, char** argv) {
   auto blocks = (*store)->database().prepare("SELECT count(*) FROM order_blocks");
   if (!blocks || !*(*blocks)->step()) return 1;
   std::printf("blocks built: %lld\n", static_cast<long long>((*blocks)->integer(0)));
-  std::printf("check: %.2f s, %lld nodes, wrong child counts %lld, wrong blocks %lld\n", since(t1),
-              static_cast<long long>(report->nodes), static_cast<long long>(report->wrong_counts),
-              static_cast<long long>(report->wrong_blocks));
+  std::printf(
+      "check: %.2f s, %lld nodes, wrong child counts %lld, wrong blocks %lld, wrong record fields "
+      "%lld\n",
+      since(t1), static_cast<long long>(report->nodes), static_cast<long long>(report->wrong_counts),
+      static_cast<long long>(report->wrong_blocks),
+      static_cast<long long>(report->wrong_record_fields));
   store->reset();
   bench::remove_index(path);
   return report->ok() ? 0 : 1;
