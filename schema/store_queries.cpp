@@ -119,6 +119,15 @@ Result<void> visit_page(Statement& stmt, std::string_view did, std::string_view 
   }
 }
 
+// Whether repo `did` holds node `rkey`: one lookup in the (did, rkey)
+// index, no row read.
+Result<bool> holds_node(Database& db, std::string_view did, std::string_view rkey) {
+  auto found =
+      query_value<std::int64_t>(db, "SELECT 1 FROM nodes WHERE did = ?1 AND rkey = ?2", did, rkey);
+  if (!found) return pass(found);
+  return found->has_value();
+}
+
 std::size_t estimated_bytes(const NodeRowView& row) {
   // At least what the node costs in a getSubtree answer: its NodeView holds
   // the record's text, note and facets (escaped alike), plus uri, cid, rkey
@@ -233,7 +242,7 @@ Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
   if (!*visible) return std::optional<std::string>();
   std::string group = root_group(query.did);
   if (query.parent_rkey) {
-    auto parent = find_node(query.did, *query.parent_rkey);
+    auto parent = holds_node(*db_, query.did, *query.parent_rkey);
     if (!parent) return pass(parent);
     if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
     group = children_group(query.did, *query.parent_rkey);
