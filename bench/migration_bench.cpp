@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(*(*store)->node_count()), since(t0));
     // Back to schema 5.
     if (!(*store)->database().exec(
-            "DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN facets;"
+            "DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN "
+            "facets;"
             " ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 5; VACUUM;")) {
       return 1;
     }
@@ -106,8 +107,8 @@ int main(int argc, char** argv) {
   std::printf(
       "check: %.2f s, %lld nodes, wrong child counts %lld, wrong blocks %lld, wrong record fields "
       "%lld\n",
-      since(t1), static_cast<long long>(report->nodes), static_cast<long long>(report->wrong_counts),
-      static_cast<long long>(report->wrong_blocks),
+      since(t1), static_cast<long long>(report->nodes),
+      static_cast<long long>(report->wrong_counts), static_cast<long long>(report->wrong_blocks),
       static_cast<long long>(report->wrong_record_fields));
   store->reset();
   bench::remove_index(path);

@@ -21,8 +21,7 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 }
 
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
-               const std::string& json, const std::optional<std::string>& facets,
-               std::int64_t seq);
+               const std::string& json, const std::optional<std::string>& facets, std::int64_t seq);
 
 // Where the op's record is filed now, if the index holds it. Read once and
 // written by rowid: a write with RETURNING would collect its rows in a

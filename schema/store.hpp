@@ -457,8 +457,7 @@ class Store {
   // read (views valid only during the call); returns the next page's cursor
   // (none at the end). On an error `visit` may have seen part of the page.
   using RowVisitor = std::function<void(const NodeRowView&)>;
-  Result<std::optional<std::string>> children(const ChildrenQuery& query,
-                                              const RowVisitor& visit);
+  Result<std::optional<std::string>> children(const ChildrenQuery& query, const RowVisitor& visit);
   Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
   Result<Position> position(std::string_view did, std::string_view rkey);
   Result<SubtreeNode> subtree(const SubtreeQuery& query);

@@ -217,9 +217,8 @@ Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
 
 Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
   ChildrenPage page;
-  auto cursor = children(query, [&](const NodeRowView& row) {
-    page.nodes.push_back(NodeRow::from(row));
-  });
+  auto cursor =
+      children(query, [&](const NodeRowView& row) { page.nodes.push_back(NodeRow::from(row)); });
   if (!cursor) return pass(cursor);
   page.cursor = std::move(*cursor);
   return page;
