@@ -7,6 +7,14 @@
 namespace bulleted::schema {
 namespace {
 
+// A node `c` filed under a parent node (a group naming one) and that parent
+// not in the index: the parent is looked up by its key (an index seek per
+// child, never a scan).
+#define UNDER_A_NODE "c.grp LIKE 'at://%/app.bulleted.node/%'"
+#define PARENT_MISSING                                        \
+  "NOT EXISTS (SELECT 1 FROM nodes p WHERE p.did = c.did AND" \
+  " p.rkey = substr(c.grp, length('at://' || c.did || '/app.bulleted.node/') + 1))"
+
 // Rows whose kept facets or record length (what pages, windows and subtrees
 // serve in place of the record) are not what their record gives. Only the
 // records that name facets, or whose row keeps facets or a wrong length,
@@ -54,12 +62,8 @@ Result<IntegrityReport> Store::integrity_report() {
   if (auto r = count("SELECT COUNT(*) FROM nodes WHERE grp LIKE '%#unattached'", report.unattached);
       !r)
     return pass(r);
-  // Children filed under a node the index does not hold: the parent is
-  // looked up by its key (an index seek per child, never a scan).
-  if (auto r = count("SELECT COUNT(*) FROM nodes c WHERE c.grp LIKE 'at://%/app.bulleted.node/%' "
-                     "AND NOT EXISTS"
-                     " (SELECT 1 FROM nodes p WHERE p.did = c.did AND p.rkey ="
-                     " substr(c.grp, length('at://' || c.did || '/app.bulleted.node/') + 1))",
+  // Children filed under a node the index does not hold.
+  if (auto r = count("SELECT COUNT(*) FROM nodes c WHERE " UNDER_A_NODE " AND " PARENT_MISSING,
                      report.dangling);
       !r) {
     return pass(r);
@@ -67,16 +71,13 @@ Result<IntegrityReport> Store::integrity_report() {
   // Nodes in parent cycles: those not reached going down from the top
   // level, the unattached groups and the children of missing parents (each
   // node is reached once, through the children index).
-  if (auto r = count(
-          "WITH RECURSIVE reached(did, rkey) AS ("
-          " SELECT c.did, c.rkey FROM nodes c WHERE c.grp NOT LIKE 'at://%/app.bulleted.node/%'"
-          "  OR NOT EXISTS (SELECT 1 FROM nodes p WHERE p.did = c.did AND p.rkey ="
-          "   substr(c.grp, length('at://' || c.did || '/app.bulleted.node/') + 1))"
-          " UNION"
-          " SELECT c.did, c.rkey FROM reached r JOIN nodes c"
-          "  ON c.grp = 'at://' || r.did || '/app.bulleted.node/' || r.rkey)"
-          "SELECT (SELECT COUNT(*) FROM nodes) - (SELECT COUNT(*) FROM reached)",
-          report.in_cycles);
+  if (auto r = count("WITH RECURSIVE reached(did, rkey) AS ("
+                     " SELECT c.did, c.rkey FROM nodes c WHERE NOT " UNDER_A_NODE
+                     " OR " PARENT_MISSING " UNION"
+                     " SELECT c.did, c.rkey FROM reached r JOIN nodes c"
+                     "  ON c.grp = 'at://' || r.did || '/app.bulleted.node/' || r.rkey)"
+                     "SELECT (SELECT COUNT(*) FROM nodes) - (SELECT COUNT(*) FROM reached)",
+                     report.in_cycles);
       !r) {
     return pass(r);
   }
