@@ -1,6 +1,9 @@
 #include "schema/checkpointer.hpp"
 
+#include <chrono>
 #include <map>
+
+#include "schema/sqlite.hpp"
 
 namespace bulleted::schema {
 
@@ -16,7 +19,7 @@ sqlite3* open_connection(const std::string& path) {
     sqlite3_close(db);
     return nullptr;
   }
-  sqlite3_busy_timeout(db, 1000);
+  set_busy_timeout(db, Checkpointer::kRestartWaitMs);
   return db;
 }
 
@@ -80,14 +83,58 @@ void Checkpointer::run() {
     ++runs_;
     if (rc != SQLITE_OK || copied < wal_frames) {
       ++partial_runs_;
-    } else {
-      // All of it is in the file: the next commit starts the WAL over.
+    } else if (wal_frames < kRestartPages) {
+      // All of it is in the file: a commit that begins before the next one
+      // starts the WAL over.
+      asked_at_ = 0;
+    } else if (restart(db)) {
       asked_at_ = 0;
     }
     lock.lock();
   }
   lock.unlock();
   sqlite3_close(db);
+}
+
+void Checkpointer::before_write() {
+  if (!restarting_.load()) return;
+  std::unique_lock gate(gate_mutex_);
+  gate_open_.wait_for(gate, std::chrono::milliseconds(kGateWaitMs),
+                      [this] { return !restarting_.load(); });
+}
+
+bool Checkpointer::restart(sqlite3* db) {
+  // Under a steady stream of writes every write begins while the WAL still
+  // holds frames no checkpoint has copied, so none of them may start it over
+  // and it grows without end (2 GB in ten seconds of creates), until a pause
+  // lets one writer reuse it and truncate the rest of it to
+  // journal_size_limit, throwing away gigabytes of cached pages under the
+  // write lock for hundreds of milliseconds. A RESTART checkpoint takes the
+  // write lock, copies the few frames since the PASSIVE run and waits for
+  // the readers still inside the WAL: the next writer then starts it over.
+  // Writers wait for it meanwhile (this process's at before_write, so that
+  // none takes the lock between two of its polls), so it waits for the lock
+  // and the readers only kRestartWaitMs; if they do not let go by then, it
+  // copies what it can and the next run tries again.
+  int wal_frames = 0;
+  int copied = 0;
+  {
+    std::lock_guard gate(gate_mutex_);
+    restarting_ = true;
+  }
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, &wal_frames, &copied);
+  {
+    std::lock_guard gate(gate_mutex_);
+    restarting_ = false;
+  }
+  gate_open_.notify_all();
+  if (rc != SQLITE_OK) {
+    ++failed_restarts_;
+    return false;
+  }
+  ++restarts_;
+  return true;
 }
 
 }  // namespace bulleted::schema

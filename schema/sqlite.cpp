@@ -1,5 +1,10 @@
 #include "schema/sqlite.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
 namespace bulleted::schema {
 
 Error sqlite_error(sqlite3* db, int rc, std::string_view what) {
@@ -11,6 +16,38 @@ Error sqlite_error(sqlite3* db, int rc, std::string_view what) {
   message += ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   return Error{transient ? ErrorCode::kUnavailable : ErrorCode::kInternal, std::move(message)};
+}
+
+namespace {
+
+constexpr std::int64_t kFirstBusyStepUs = 50;
+constexpr std::int64_t kLongestBusyStepUs = 2000;
+constexpr int kDoublings = 5;  // 50 us doubled five times is 1.6 ms
+
+// The time the first `waits` steps of busy_wait slept.
+std::int64_t busy_waited_us(int waits) {
+  if (waits <= kDoublings + 1) return kFirstBusyStepUs * ((std::int64_t{1} << waits) - 1);
+  return busy_waited_us(kDoublings + 1) + (waits - kDoublings - 1) * kLongestBusyStepUs;
+}
+
+int busy_wait(void* timeout, int waits) {
+  const std::int64_t budget_us = reinterpret_cast<std::intptr_t>(timeout) * std::int64_t{1000};
+  const std::int64_t waited_us = busy_waited_us(waits);
+  if (waited_us >= budget_us) return 0;
+  const std::int64_t step_us = waits <= kDoublings ? kFirstBusyStepUs << waits : kLongestBusyStepUs;
+  std::this_thread::sleep_for(std::chrono::microseconds(std::min(step_us, budget_us - waited_us)));
+  return 1;
+}
+
+}  // namespace
+
+void set_busy_timeout(sqlite3* db, int timeout_ms) {
+  if (timeout_ms <= 0) {
+    sqlite3_busy_handler(db, nullptr, nullptr);
+    return;
+  }
+  sqlite3_busy_handler(db, &busy_wait,
+                       reinterpret_cast<void*>(static_cast<std::intptr_t>(timeout_ms)));
 }
 
 Statement& Statement::bind(int index, std::string_view text) {
@@ -100,7 +137,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, int bu
     return std::unexpected(std::move(error));
   }
   std::unique_ptr<Database> db(new Database(raw));
-  sqlite3_busy_timeout(raw, busy_timeout_ms);
+  set_busy_timeout(raw, busy_timeout_ms);
   sqlite3_extended_result_codes(raw, 1);
   if (auto r = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                         "PRAGMA foreign_keys=OFF; PRAGMA temp_store=MEMORY;"

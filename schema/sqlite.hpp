@@ -101,6 +101,12 @@ class StatementRef {
   Statement* statement_;
 };
 
+// Waits up to `timeout_ms` for a lock another connection holds, as SQLite's
+// busy timeout does, but in short steps: 50 us at first, doubling to 2 ms.
+// SQLite's own steps start at 1 ms and grow to 100 ms, so a writer that found
+// the lock held for 3 ms slept 8 (1 + 2 + 5). A timeout of 0 fails at once.
+void set_busy_timeout(sqlite3* db, int timeout_ms);
+
 class Database {
  public:
   // Opens (creating if needed) the file at `path` with WAL, synchronous=NORMAL,

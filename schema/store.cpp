@@ -301,11 +301,13 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
 }
 
 Result<Transaction> Store::begin_write() {
+  // A write that holds no lock yet lets a pending WAL restart go first.
+  if (checkpointer_ && !db_->in_transaction()) checkpointer_->before_write();
   return Transaction::begin(*db_, Transaction::Kind::kWrite);
 }
 
 Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  auto tx = begin_write();
   if (!tx) return pass(tx);
   auto counter = read_counter(*db_);
   if (!counter) return pass(counter);
@@ -391,7 +393,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
 }
 
 Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  auto tx = begin_write();
   if (!tx) return pass(tx);
   if (auto r = write_status(*db_, did, status); !r) return r;
   return tx->commit();
@@ -440,13 +442,13 @@ Result<std::int64_t> Store::node_count() {
 }
 
 Result<void> Store::check_writable() {
-  sqlite3_busy_timeout(db_->handle(), 0);
+  set_busy_timeout(db_->handle(), 0);
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);
   // Exactly SQLITE_BUSY: another connection holds the write lock. Its
   // extended forms (a stale snapshot of this connection, recovery) are
   // failures like any other.
   const int code = sqlite3_extended_errcode(db_->handle());
-  sqlite3_busy_timeout(db_->handle(), busy_timeout_ms_);
+  set_busy_timeout(db_->handle(), busy_timeout_ms_);
   if (!tx) {
     if (code == SQLITE_BUSY) return {};
     return pass(tx);
