@@ -8,7 +8,8 @@
 # Usage: bench/run_http_bench.sh [SECONDS] [CONNECTIONS]   (default 10 s, 16)
 # After the createNode row it prints the share of those requests the server
 # itself answered within 2.5, 5, 10, 25 and 100 ms, and the share that waited
-# for a worker no longer than those (its /metrics histograms).
+# for a worker no longer than those (its /metrics histograms), and the largest
+# the WAL file grew to meanwhile.
 # ONLY=<regex> runs only the rows whose name matches (e.g. ONLY='746|getSubtree').
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,7 +49,7 @@ beast_page_pid=$!
 tree_ceiling_pid=$!
 "${BUILD_DIR:-build}/bench/beast_ceiling" "$beast_tree_port" 746000 2 &
 beast_tree_pid=$!
-trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid $tree_ceiling_pid $beast_tree_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $serve_pid $ceiling_pid $page_ceiling_pid $beast_pid $beast_page_pid $tree_ceiling_pid $beast_tree_pid $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 node bench/http_seed.mjs "http://127.0.0.1:$port" "$token" "$did" "$work" >/dev/null
 
@@ -81,7 +82,11 @@ CONNECTIONS=1 RUN_THREADS=1 run "Boost.Beast trivial, 746 KB, 1 conn" "http://12
 # wrk's figures add beyond both is time in the front and in the client.
 metrics() { curl -sf "http://127.0.0.1:$port/metrics" | grep -E 'request_seconds_bucket\{method="app.bulleted.createNode"|queue_seconds_bucket\{lane="requests"' || true; }
 metrics > "$work/create.before"
+# The WAL's size meanwhile, every 50 ms: it should be started over, not grow.
+(while :; do stat -c %s "$work/bench.db-wal" 2>/dev/null || true; sleep 0.05; done) > "$work/wal.sizes" &
+wal_watch=$!
 run "createNode, random positions" "http://127.0.0.1:$port" "$work/create.lua"
+kill "$wal_watch" 2>/dev/null || true
 metrics > "$work/create.after"
 python3 - "$work/create.before" "$work/create.after" <<'PY'
 import re, sys
@@ -102,3 +107,6 @@ for family, name, what in (("request_seconds", "  in the server (handler)", "ans
             shares.append(f"{(after[le] - before.get(le, 0)) / total:.2%} within {float(le) * 1000:g} ms")
     print(f"{name:32s} {total} {what}: " + ", ".join(shares))
 PY
+if [ -s "$work/wal.sizes" ] && { [ -z "${ONLY:-}" ] || [[ "createNode, random positions" =~ $ONLY ]]; }; then
+  printf "  %-30s %s MB at most\n" "the WAL meanwhile" "$(sort -n "$work/wal.sizes" | tail -1 | awk '{printf "%.1f", $1 / 1e6}')"
+fi
