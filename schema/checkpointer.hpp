@@ -26,6 +26,14 @@
 
 namespace bulleted::schema {
 
+// What a Checkpointer did so far (see its accessors).
+struct CheckpointCounts {
+  std::uint64_t runs = 0;
+  std::uint64_t partial_runs = 0;
+  std::uint64_t restarts = 0;
+  std::uint64_t failed_restarts = 0;
+};
+
 class Checkpointer {
  public:
   // The WAL size (pages) past which a commit asks for a checkpoint: SQLite's
@@ -64,6 +72,9 @@ class Checkpointer {
   // those that could not (the lock or a reader was held too long).
   std::uint64_t restarts() const { return restarts_.load(); }
   std::uint64_t failed_restarts() const { return failed_restarts_.load(); }
+  CheckpointCounts counts() const {
+    return {runs_.load(), partial_runs_.load(), restarts_.load(), failed_restarts_.load()};
+  }
 
  private:
   explicit Checkpointer(std::string path);

@@ -441,6 +441,10 @@ Result<std::int64_t> Store::node_count() {
   return count->value_or(0);
 }
 
+CheckpointCounts Store::checkpoints() const {
+  return checkpointer_ ? checkpointer_->counts() : CheckpointCounts{};
+}
+
 Result<void> Store::check_writable() {
   set_busy_timeout(db_->handle(), 0);
   auto tx = Transaction::begin(*db_, Transaction::Kind::kWrite);

@@ -36,6 +36,7 @@ namespace bulleted::schema {
 class Database;
 class Transaction;
 class Checkpointer;
+struct CheckpointCounts;
 
 enum class RepoStatus { kActive, kTakendown, kSuspended, kDeactivated, kDeleted };
 enum class SyncState { kSynced, kDesynchronized, kResyncing };
@@ -409,6 +410,8 @@ class Store {
   Result<std::optional<RepoState>> repo(std::string_view did);
   Result<std::optional<std::int64_t>> cursor(std::string_view source);
   Result<std::int64_t> node_count();
+  // What the file's background checkpointer did so far (all 0 without one).
+  CheckpointCounts checkpoints() const;
   // Takes the write lock and gives it back, without waiting: a lock held by
   // another writer means the file takes writes (so readiness never waits
   // behind request work). Fails when the file is read-only, full or unusable.

@@ -168,14 +168,17 @@ HttpResponse Api::ready() {
 
 HttpResponse Api::metrics() {
   std::int64_t nodes = -1;
+  schema::CheckpointCounts checkpoints;
   try {
     nodes = store().node_count().value_or(-1);
+    checkpoints = store().checkpoints();
   } catch (...) {
   }
-  return HttpResponse{200,
-                      "text/plain; version=0.0.4",
-                      context_.metrics.render(context_.firehose, nodes, context_.in_flight()),
-                      {}};
+  return HttpResponse{
+      200,
+      "text/plain; version=0.0.4",
+      context_.metrics.render(context_.firehose, nodes, context_.in_flight(), checkpoints),
+      {}};
 }
 
 namespace {

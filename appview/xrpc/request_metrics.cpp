@@ -66,7 +66,8 @@ void RequestMetrics::record_wait(const std::string& lane, double seconds) {
 }
 
 std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
-                                   std::int64_t node_count, std::size_t in_flight) const {
+                                   std::int64_t node_count, std::size_t in_flight,
+                                   const schema::CheckpointCounts& checkpoints) const {
   std::ostringstream out;
   {
     std::lock_guard lock(mutex_);
@@ -96,6 +97,18 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
       << "bulleted_placement_conflicts_total " << stale_conflicts.load() << "\n";
   out << "# HELP bulleted_index_nodes Nodes in the index.\n# TYPE bulleted_index_nodes gauge\n"
       << "bulleted_index_nodes " << node_count << "\n";
+  out << "# HELP bulleted_index_wal_checkpoints_total Background WAL checkpoints: passive runs "
+         "that copied the whole WAL or part of it (a reader held the rest), and restarts that let "
+         "the next writer start the WAL over or gave up (a lock or a reader held too long).\n"
+         "# TYPE bulleted_index_wal_checkpoints_total counter\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"whole\"} "
+      << checkpoints.runs - checkpoints.partial_runs << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"partial\"} "
+      << checkpoints.partial_runs << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"done\"} "
+      << checkpoints.restarts << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"gave_up\"} "
+      << checkpoints.failed_restarts << "\n";
   render_memory(out, read_process_memory());
   if (firehose != nullptr) {
     const auto& m = *firehose;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "firehose/metrics.hpp"
+#include "schema/checkpointer.hpp"
 
 namespace bulleted::appview {
 
@@ -29,7 +30,7 @@ class RequestMetrics {
 
   // The Prometheus exposition of these and of `firehose` (may be null).
   std::string render(const firehose::FirehoseMetrics* firehose, std::int64_t node_count,
-                     std::size_t in_flight) const;
+                     std::size_t in_flight, const schema::CheckpointCounts& checkpoints = {}) const;
 
  private:
   struct Histogram {

@@ -336,6 +336,9 @@ try {
     assert(/bulleted_http_requests_total\{method="app.bulleted.createNode",status="200"\} \d+/.test(metrics), 'requests by method and status');
     assert(/bulleted_http_request_seconds_bucket\{method="app.bulleted.getChildren",le="0.005"\} \d+/.test(metrics), 'latency histograms');
     assert(/bulleted_index_nodes \d+/.test(metrics), 'index size');
+    for (const [kind, outcome] of [['passive', 'whole'], ['passive', 'partial'], ['restart', 'done'], ['restart', 'gave_up']]) {
+      assert(new RegExp(`^bulleted_index_wal_checkpoints_total\\{kind="${kind}",outcome="${outcome}"\\} \\d+$`, 'm').test(metrics), `WAL checkpoints, ${kind} ${outcome}`);
+    }
     for (const lane of ['requests', 'operators']) {
       const count = metrics.match(new RegExp(`^bulleted_http_queue_seconds_count\\{lane="${lane}"\\} (\\d+)`, 'm'));
       assert(count && Number(count[1]) > 0, `time waited for a worker, ${lane} lane`);

@@ -126,6 +126,7 @@ TEST(Checkpointer, AWalUnderASteadyStreamOfWritesIsStartedOverNotLeftToGrow) {
   }
   const std::uintmax_t largest_pages = largest / (4096 + 24);
   EXPECT_GT(checkpointer->restarts(), 0u);
+  EXPECT_EQ((*store)->checkpoints().restarts, checkpointer->restarts());
   EXPECT_LT(largest_pages, 6u * Checkpointer::kRestartPages) << "the WAL was not started over";
 }
 
