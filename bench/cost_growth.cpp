@@ -237,9 +237,20 @@ int main(int argc, char** argv) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 0);
     return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
   });
+  add_row("getPosition of the middle", "group of 1k / 10k / 100k", [&](int s) {
+    const std::string rkey = rkey_of("c" + std::to_string(s), 500 * kScales[s]);
+    return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
+  });
   add_row("getPosition of the last", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 1000 * kScales[s] - 1);
     return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
+  });
+  add_row("getWindow 20/20 at the start", "group of 1k / 10k / 100k", [&](int s) {
+    const std::string rkey = rkey_of("c" + std::to_string(s), 0);
+    return measure(reps, [&](int) {
+      auto window = must(store->window(kDid, rkey, 20, 20), "window");
+      page_json(window.nodes);
+    });
   });
   add_row("getWindow 20/20 at the end", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 1000 * kScales[s] - 1);
@@ -267,6 +278,8 @@ int main(int argc, char** argv) {
       must(writer.create(*store, kDid, intent, {.text = "new"}), "create");
     });
   };
+  add_row("createNode in the first tenth", "group of 1k / 10k / 100k",
+          [&](int s) { return create_in(s, 0.0, 0.1); });
   add_row("createNode in the middle half", "group of 1k / 10k / 100k",
           [&](int s) { return create_in(s, 0.25, 0.75); });
   add_row("createNode in the last tenth", "group of 1k / 10k / 100k",

@@ -32,14 +32,17 @@ struct BlockRow {
 
 const SiblingKey kBottom{"", ""};
 
+// A level's blocks from a bound on, in order.
+constexpr const char* kLevelFrom =
+    "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+    " AND (lo_key, lo_rkey) >= (?3, ?4) ORDER BY lo_key, lo_rkey";
+
 // The level's blocks from `from` (a bound of the level) on, in order, until
 // `visit` returns false.
 template <class Visit>
 Result<void> scan_level(Database& db, std::string_view group, int level, const SiblingKey& from,
                         Visit&& visit) {
-  auto stmt = db.prepare(
-      "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
-      " AND (lo_key, lo_rkey) >= (?3, ?4) ORDER BY lo_key, lo_rkey");
+  auto stmt = db.prepare(kLevelFrom);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, group).bind(2, level).bind_view(3, from.sort_key).bind_view(4, from.rkey);
   while (true) {
@@ -196,33 +199,143 @@ Result<void> split_around(Database& db, std::string_view group, const SiblingKey
 
 }  // namespace
 
-Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key) {
-  // Top down: at each level, the blocks from the bound reached so far up to
-  // the one holding `key`; their counts, but for that last one's, add up.
+namespace {
+
+// The block of a level holding a key (the last that starts at or before
+// it), the nodes before it in the range searched, and where it ends (none
+// past the level's last block).
+// Steps `stmt` until it has ended, then no more (SQLite would start it over).
+Result<bool> step_until_done(Statement& stmt, bool& done) {
+  if (done) return false;
+  auto row = stmt.step();
+  if (row && !*row) done = true;
+  return row;
+}
+
+struct Holder {
+  Block block;
+  std::int64_t before = 0;
+  std::optional<SiblingKey> end;
+};
+
+// The blocks of `level` in [from, to) (to: none for the whole level), whose
+// counts add up to `total`, read from both ends in turn: a key near either
+// end costs a few rows. None when no block of the range starts at or before
+// `key`.
+Result<std::optional<Holder>> find_holder(Database& db, std::string_view group, int level,
+                                          const SiblingKey& from,
+                                          const std::optional<SiblingKey>& to, std::int64_t total,
+                                          const SiblingKey& key) {
+  auto up = db.prepare(kLevelFrom);
+  if (!up) return pass(up);
+  (*up)->bind_view(1, group).bind(2, level).bind_view(3, from.sort_key).bind_view(4, from.rkey);
+  auto down = to ? db.prepare(
+                       "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+                       " AND (lo_key, lo_rkey) >= (?3, ?4) AND (lo_key, lo_rkey) < (?5, ?6)"
+                       " ORDER BY lo_key DESC, lo_rkey DESC")
+                 : db.prepare(
+                       "SELECT lo_key, lo_rkey, n FROM order_blocks WHERE grp = ?1 AND lvl = ?2"
+                       " AND (lo_key, lo_rkey) >= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC");
+  if (!down) return pass(down);
+  (*down)->bind_view(1, group).bind(2, level).bind_view(3, from.sort_key).bind_view(4, from.rkey);
+  if (to) (*down)->bind_view(5, to->sort_key).bind_view(6, to->rkey);
+  std::int64_t up_sum = 0;  // the blocks read going up, up_last included
+  std::optional<Block> up_last;
+  std::int64_t down_sum = 0;  // the blocks read going down: all after the key
+  std::optional<SiblingKey> down_last;
+  bool down_done = false;
+  while (true) {
+    auto row = (*up)->step();
+    if (!row) return pass(row);
+    if (!*row || BlockRow{(*up)->text_view(0), (*up)->text_view(1), 0}.after(key)) {
+      if (!up_last) return std::optional<Holder>();
+      std::optional<SiblingKey> end = to;
+      if (*row) end = SiblingKey{(*up)->text(0), (*up)->text(1)};
+      const std::int64_t n = up_last->n;
+      return std::optional<Holder>(Holder{std::move(*up_last), up_sum - n, std::move(end)});
+    }
+    up_sum += (*up)->integer(2);
+    up_last = Block{{(*up)->text(0), (*up)->text(1)}, (*up)->integer(2)};
+    row = step_until_done(**down, down_done);
+    if (!row) return pass(row);
+    if (!*row) continue;
+    const BlockRow block{(*down)->text_view(0), (*down)->text_view(1), (*down)->integer(2)};
+    if (!block.after(key)) {
+      // The range's counts add up to `total` (else `check` says so).
+      const std::int64_t before = std::max<std::int64_t>(0, total - down_sum - block.n);
+      std::optional<SiblingKey> end = down_last ? std::move(down_last) : to;
+      return std::optional<Holder>(Holder{block.block(), before, std::move(end)});
+    }
+    down_sum += block.n;
+    down_last = block.block().lo;
+  }
+}
+
+// Nodes of the group in [from, key), where [from, to) holds `total` nodes,
+// read from both ends in turn (to: none, the rest of the group, from `from`).
+Result<std::int64_t> count_in_block(Database& db, std::string_view group, const SiblingKey& from,
+                                    const std::optional<SiblingKey>& to, std::int64_t total,
+                                    const SiblingKey& key) {
+  if (!to) return count_range(db, group, from, key);
+  auto in_block = [&](const char* sql) {
+    auto stmt = db.prepare(sql);
+    if (stmt) {
+      (*stmt)
+          ->bind_view(1, group)
+          .bind_view(2, from.sort_key)
+          .bind_view(3, from.rkey)
+          .bind_view(4, to->sort_key)
+          .bind_view(5, to->rkey);
+    }
+    return stmt;
+  };
+  auto up = in_block(
+      "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) >= (?2, ?3)"
+      " AND (sort_key, rkey) < (?4, ?5) ORDER BY sort_key, rkey");
+  if (!up) return pass(up);
+  auto down = in_block(
+      "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 AND (sort_key, rkey) >= (?2, ?3)"
+      " AND (sort_key, rkey) < (?4, ?5) ORDER BY sort_key DESC, rkey DESC");
+  if (!down) return pass(down);
+  using Key = std::tuple<std::string_view, std::string_view>;
+  auto before_key = [&](Statement& stmt) {
+    return Key(stmt.text_view(0), stmt.text_view(1)) < Key(key.sort_key, key.rkey);
+  };
+  std::int64_t below = 0;  // nodes read going up, all before the key
+  std::int64_t above = 0;  // nodes read going down, all at or after it
+  bool down_done = false;
+  while (true) {
+    auto row = (*up)->step();
+    if (!row) return pass(row);
+    if (!*row || !before_key(**up)) return below;
+    ++below;
+    row = step_until_done(**down, down_done);
+    if (!row) return pass(row);
+    if (!*row) continue;
+    if (before_key(**down)) return std::max<std::int64_t>(0, total - above);
+    ++above;
+  }
+}
+
+}  // namespace
+
+Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key,
+                                  std::int64_t size) {
+  // Top down: each level's holder inside the one above; what is before adds up.
   SiblingKey from = kBottom;
+  std::optional<SiblingKey> to;
+  std::int64_t total = size;
   std::int64_t before = 0;
   for (int level = kBlockLevels; level >= 1; --level) {
-    // Every block passed over adds its count; the holder is the last one
-    // that starts at or before `key` (only its bound is copied).
-    std::int64_t sum = 0;
-    std::int64_t last_n = 0;
-    bool any = false;
-    SiblingKey holder;
-    auto r = scan_level(db, group, level, from, [&](const BlockRow& row) {
-      if (row.after(key)) return false;
-      sum += last_n;
-      last_n = row.n;
-      any = true;
-      holder.sort_key.assign(row.lo_key);
-      holder.rkey.assign(row.lo_rkey);
-      return true;
-    });
-    if (!r) return pass(r);
-    if (!any) break;  // no blocks: count the nodes directly
-    before += sum;
-    from = std::move(holder);
+    auto holder = find_holder(db, group, level, from, to, total, key);
+    if (!holder) return pass(holder);
+    if (!*holder) break;  // no blocks: count the nodes directly
+    before += (*holder)->before;
+    from = std::move((*holder)->block.lo);
+    to = std::move((*holder)->end);
+    total = (*holder)->block.n;
   }
-  auto rest = count_range(db, group, from, key);
+  auto rest = count_in_block(db, group, from, to, total, key);
   if (!rest) return pass(rest);
   return before + *rest;
 }
@@ -273,8 +386,8 @@ struct Span {
 };
 
 // The bound of the block of level ?2 of group ?1 that holds the key (?3, ?4).
-#define HOLDER_OF_KEY                                                          \
-  "(SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = ?1 AND lvl = ?2"     \
+#define HOLDER_OF_KEY                                                     \
+  "(SELECT lo_key, lo_rkey FROM order_blocks WHERE grp = ?1 AND lvl = ?2" \
   " AND (lo_key, lo_rkey) <= (?3, ?4) ORDER BY lo_key DESC, lo_rkey DESC LIMIT 1)"
 
 Result<std::optional<Span>> span_of(Database& db, std::string_view group, int level,

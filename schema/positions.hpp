@@ -21,12 +21,15 @@
 // Whether a group has blocks is kept with its count (group_counts.blocked),
 // so a write learns both in the one statement that moves the count.
 //
-// Cost of a position or an index: one statement a level, each visiting at
-// most 2 * kBlockFanout rows (the top level about n / kBlockFanout^3), plus
-// at most 2 * kBlockFanout index entries of the group's nodes. SQLite spends
-// about 0.1 us on each row of these wide keys: a small fan-out and three
-// levels keep a position at the end of 100,000 siblings within a few dozen
-// rows of one at the start.
+// Cost of an index: one statement a level, each visiting at most
+// 2 * kBlockFanout rows (the top level about n / kBlockFanout^3), plus at
+// most 2 * kBlockFanout index entries of the group's nodes. SQLite spends
+// about 0.1 us on each row of these wide keys. A position reads each level
+// inside the block found a level up from both ends in turn (the counts of
+// that block's children add up to its own), and the nodes of the last block
+// the same way: a key near either end visits a few rows a level, one in
+// the middle about as many as reading from the start alone visited for a
+// key at the end.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +50,11 @@ inline constexpr std::int64_t kBlockFanout = 16;
 inline constexpr std::int64_t kBlockedGroup = 64;
 inline constexpr int kBlockLevels = 3;
 
-// The number of nodes of `group` before `key` in (sort_key, rkey) order.
-Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key);
+// The number of nodes of `group` before `key` in (sort_key, rkey) order;
+// `size` is the group's node count (group_counts), what its top level's
+// blocks add up to, so that a key near the end is counted from the end.
+Result<std::int64_t> count_before(Database& db, std::string_view group, const SiblingKey& key,
+                                  std::int64_t size);
 
 // The node at 0-based `index` of `group`, if the group is that large.
 Result<std::optional<SiblingKey>> key_at(Database& db, std::string_view group, std::int64_t index);

@@ -294,11 +294,12 @@ Result<Position> Store::position(std::string_view did, std::string_view rkey) {
   if (!tx) return pass(tx);
   auto anchor = visible_node(did, rkey);
   if (!anchor) return pass(anchor);
-  auto index = count_before(*db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey});
-  if (!index) return pass(index);
   auto size =
       query_value<std::int64_t>(*db_, "SELECT n FROM group_counts WHERE grp = ?1", anchor->group);
   if (!size) return pass(size);
+  auto index = count_before(*db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey},
+                            size->value_or(0));
+  if (!index) return pass(index);
   return Position{*index, size->value_or(0)};
 }
 
