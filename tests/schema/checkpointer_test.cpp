@@ -17,17 +17,23 @@
 namespace bulleted::schema {
 namespace {
 
+// `count` nodes named `prefix` and their number from `first`, each with a
+// text of `text_bytes`.
+ApplyBatch nodes(const std::string& prefix, int first, int count, std::size_t text_bytes) {
+  ApplyBatch apply;
+  for (int i = first; i < first + count; ++i) {
+    testing::NodeSpec spec;
+    spec.rkey = prefix + std::to_string(i);
+    spec.text = std::string(text_bytes, static_cast<char>('a' + i % 26));
+    apply.ops.push_back(testing::upsert(spec));
+  }
+  return apply;
+}
+
 // Writes about 12 MB of nodes (3,000 pages and more) in batches of 100.
 void write_nodes(Store& store) {
   for (int batch = 0; batch < 30; ++batch) {
-    ApplyBatch apply;
-    for (int i = 0; i < 100; ++i) {
-      testing::NodeSpec spec;
-      spec.rkey = "node" + std::to_string(batch * 100 + i);
-      spec.text = std::string(4000, static_cast<char>('a' + i % 26));
-      apply.ops.push_back(testing::upsert(spec));
-    }
-    ASSERT_TRUE(store.apply(apply).has_value());
+    ASSERT_TRUE(store.apply(nodes("node", batch * 100, 100, 4000)).has_value());
   }
 }
 
@@ -75,12 +81,7 @@ TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNot
   auto checkpointer = Checkpointer::for_path(path);
   const int commits = 1500;
   for (int i = 0; i < commits; ++i) {
-    ApplyBatch apply;
-    testing::NodeSpec spec;
-    spec.rkey = "small" + std::to_string(i);
-    spec.text = std::string(1500, 'x');
-    apply.ops.push_back(testing::upsert(spec));
-    ASSERT_TRUE((*store)->apply(apply).has_value());
+    ASSERT_TRUE((*store)->apply(nodes("small", i, 1, 1500)).has_value());
   }
   const auto wal_bytes = std::filesystem::file_size(path + "-wal");
   const auto wal_pages = (wal_bytes - 32) / (4096 + 24);
@@ -114,14 +115,7 @@ TEST(Checkpointer, AWalUnderASteadyStreamOfWritesIsStartedOverNotLeftToGrow) {
   auto checkpointer = Checkpointer::for_path(path);
   std::uintmax_t largest = 0;
   for (int commit = 0; commit < 3000; ++commit) {
-    ApplyBatch apply;
-    for (int i = 0; i < 4; ++i) {
-      testing::NodeSpec spec;
-      spec.rkey = "steady" + std::to_string(commit * 4 + i);
-      spec.text = std::string(3000, static_cast<char>('a' + (commit + i) % 26));
-      apply.ops.push_back(testing::upsert(spec));
-    }
-    ASSERT_TRUE((*store)->apply(apply).has_value());
+    ASSERT_TRUE((*store)->apply(nodes("steady", commit * 4, 4, 3000)).has_value());
     largest = std::max(largest, std::filesystem::file_size(path + "-wal"));
   }
   const std::uintmax_t largest_pages = largest / (4096 + 24);
