@@ -31,8 +31,10 @@ async function startServer(extraEnv = {}) {
   logFile = path.join(workdir, `serve-${Date.now()}.log`);
   const log = fs.openSync(logFile, 'a');
   server = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--threads', '4'],
-    // Per-client limits off unless a test sets them: the tests write in bulk.
-    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_FAULT_INJECTION: '1', BULLETED_PROCEDURE_RATE: '0', ...extraEnv } }));
+    // Per-client limits off unless a test sets them: the tests write and
+    // read in bulk, all from one address.
+    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_FAULT_INJECTION: '1', BULLETED_PROCEDURE_RATE: '0',
+      BULLETED_QUERY_BYTES: '0', ...extraEnv } }));
   await waitFor('the server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
 }
 const base = () => `http://127.0.0.1:${port}`;
@@ -389,6 +391,26 @@ try {
     // The budget refills (5 a minute: one every 12 s).
     await sleep(wait * 1000 + 200);
     await ok(call('createNode', { repo: alice, text: 'after waiting' }));
+    await stopProcess(server, 'SIGTERM');
+    await startServer();
+  });
+
+  await runner.test('per-client budget on query answers: 429 with Retry-After once spent, health unaffected', async () => {
+    await stopProcess(server, 'SIGTERM');
+    await startServer({ BULLETED_QUERY_BYTES: String(64 * 1024) });
+    let refused;
+    let served = 0;
+    for (let i = 0; i < 200 && !refused; i++) {
+      const r = await query('getChildren', { repo: alice, limit: 100 });
+      if (r.status === 200) served++;
+      else refused = r;
+    }
+    assert(refused, `64 KiB a minute ran out within 200 pages (${served} served)`);
+    expectError(refused, 429, 'RateLimitExceeded');
+    assert(served > 0, 'the budget served pages before it ran out');
+    const wait = Number(refused.headers.get('retry-after'));
+    assert(wait >= 1 && wait <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
+    assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'health is not a query');
     await stopProcess(server, 'SIGTERM');
     await startServer();
   });

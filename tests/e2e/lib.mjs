@@ -292,7 +292,7 @@ export function appviewClient(base, defaultToken = null) {
     const target = new URL(`/xrpc/app.bulleted.${method}`, url());
     for (const [k, v] of Object.entries(params)) if (v !== undefined) target.searchParams.set(k, String(v));
     const res = await fetch(target);
-    return { status: res.status, json: await res.json() };
+    return { status: res.status, json: await res.json(), headers: res.headers };
   }
   async function call(method, body, { as = defaultToken, headers = {} } = {}) {
     const res = await fetch(`${url()}/xrpc/app.bulleted.${method}`, {
