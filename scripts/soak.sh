@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mixed-load soak (reads, writes, firehose ingest at once) against a Release
 # build: prints throughput, p50/p99 latency per request kind, ingest progress
-# and the server's memory over time (JSON). Exit 1 on any 5xx.
+# and the server's memory over time (JSON). Exit 1 on any 5xx or 429, or
+# when no ingested op was applied.
 # Usage: scripts/soak.sh [SECONDS]   (default 600)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { freePort, generatedFrames, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import { freePort, generatedFrames, sleep, startDidDirectory, stopProcess, track, waitFor } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const { WebSocketServer } = require('./pds/node_modules/ws');
@@ -23,6 +23,8 @@ const token = execFileSync(binary, ['token', 'create', '--did', did, '--db', db]
 const framesFile = path.join(workdir, 'frames.bin');
 const commits = Math.max(1000, seconds * 20);
 const frames = generatedFrames(binary, framesFile, commits);
+// The commits are signed; their repos' keys are served as DID documents.
+const directory = await startDidDirectory(`${framesFile}.keys.json`);
 const relayPort = await freePort();
 const relay = new WebSocketServer({ host: '127.0.0.1', port: relayPort });
 relay.on('connection', (socket, request) => {
@@ -37,8 +39,10 @@ relay.on('connection', (socket, request) => {
 const port = await freePort();
 const log = fs.openSync(path.join(workdir, 'serve.log'), 'a');
 const server = track(spawn(binary, ['serve', '--db', db, '--port', String(port), '--threads', '4',
-  '--firehose', `ws://127.0.0.1:${relayPort}`, '--log-level', 'warn'],
-  { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0' } }));
+  '--firehose', `ws://127.0.0.1:${relayPort}`, '--plc', directory.url, '--log-level', 'warn'],
+  // Per-client limits off: every request here comes from one address, and
+  // the soak measures serving, not refusing.
+  { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0', BULLETED_QUERY_BYTES: '0' } }));
 const base = `http://127.0.0.1:${port}`;
 await waitFor('the server', async () => (await fetch(`${base}/healthz`)).ok, 15000);
 
@@ -52,12 +56,14 @@ const rss = () => {
 };
 const latencies = {};
 const errors = {};
+const refused = {};
 async function timed(kind, request) {
   const started = performance.now();
   try {
     const res = await request();
     await res.arrayBuffer();
     if (res.status >= 500) errors[kind] = (errors[kind] ?? 0) + 1;
+    if (res.status === 429) refused[kind] = (refused[kind] ?? 0) + 1;
   } catch {
     errors[kind] = (errors[kind] ?? 0) + 1;
   }
@@ -114,6 +120,7 @@ const lastSeq = Number(/^bulleted_firehose_last_seq (\S+)$/m.exec(metrics)?.[1] 
 const opsApplied = Number(/^bulleted_firehose_ops_applied_total (\S+)$/m.exec(metrics)?.[1] ?? 0);
 await stopProcess(server);
 relay.close();
+directory.close();
 
 const elapsed = (Date.now() - started) / 1000;
 const percentile = (values, p) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
@@ -123,6 +130,7 @@ for (const [kind, values] of Object.entries(latencies)) {
     count: values.length, perSecond: Math.round(values.length / elapsed),
     p50ms: +percentile(values, 0.5).toFixed(2), p99ms: +percentile(values, 0.99).toFixed(2),
     maxMs: +values.reduce((a, b) => Math.max(a, b), 0).toFixed(2), errors5xx: errors[kind] ?? 0,
+    refused429: refused[kind] ?? 0,
   };
 }
 const warm = memory.find((m) => m.t >= Math.min(120, seconds / 5)) ?? memory[0];
@@ -132,4 +140,6 @@ report.memoryGrowthAfterWarmupMiB = {
   anonPeakAfterWarmup: Math.max(...memory.filter((m) => m.t >= warm.t).map((m) => m.anon)),
 };
 console.log(JSON.stringify(report, null, 1));
-process.exit(Object.values(errors).some((n) => n > 0) ? 1 : 0);
+const failed = Object.values(errors).concat(Object.values(refused)).some((n) => n > 0);
+if (opsApplied === 0) console.error('no ingested op was applied: see serve.log in the work directory');
+process.exit(failed || opsApplied === 0 ? 1 : 0);
