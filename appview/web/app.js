@@ -164,6 +164,7 @@ const textOf = (li) => li.querySelector(':scope > .row > .text');
 // asked ("more"), never the whole outline at once.
 async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
   const generation = state.generation;
+  const editsBefore = edits;
   const nodes = [];
   let cursor;
   do {
@@ -172,6 +173,14 @@ async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
     nodes.push(...page.nodes);
     cursor = page.cursor;
   } while (cursor && nodes.length < atLeast);
+  // The answer may be older than what the page shows: an edit made in the
+  // page and not yet sent (or made while this was read) would be undone by
+  // it. The group is read again once the edits are through.
+  if (unsent > 0 || edits !== editsBefore) {
+    stale.add(parent ?? null);
+    if (unsent === 0) enqueue(readStale);
+    return;
+  }
   // What is being typed survives the rebuild: the focused bullet's text as
   // it is now, put back into its new element, focused again.
   const active = document.activeElement;
@@ -307,7 +316,8 @@ async function place(parent, intent) {
   }
 }
 
-const siblings = (li) => [...li.parentElement.children].filter((e) => e.matches('li.node'));
+// The bullets shown beside `li` (one being deleted is hidden until it is).
+const siblings = (li) => [...li.parentElement.children].filter((e) => e.matches('li.node') && !e.classList.contains('hidden'));
 
 // Structural edits run one after another, in the order of the keys; each
 // reads the page when its turn comes (a bullet made by Enter has its rkey
@@ -315,23 +325,50 @@ const siblings = (li) => [...li.parentElement.children].filter((e) => e.matches(
 let queue = Promise.resolve();
 const enqueue = (work) => { queue = queue.then(work, work); return queue; };
 let drafts = 0;
+// Edits show in the page at once and reach the server in their turn. Until
+// the last one has, no group is rebuilt from the server's answers (which do
+// not have them yet); the groups to read are noted and read afterwards.
+let unsent = 0;           // edits made in the page and not yet sent
+let edits = 0;            // edits made in the page, ever
+const stale = new Set();  // groups (parent rkey, null for the top) to read again
+async function readStale() {
+  if (unsent > 0) return;
+  const groups = [...stale];
+  stale.clear();
+  for (const parent of groups) {
+    if (parent === null && state.zoom !== null) continue;
+    await refreshGroup(parent).catch(() => {});
+  }
+}
+// Runs `work` in the edits' queue as an edit made in the page now.
+function edit(work) {
+  unsent++;
+  edits++;
+  enqueue(async () => {
+    try {
+      await work();
+    } finally {
+      unsent--;
+    }
+    await readStale();
+  });
+}
 
 function onKey(event) {
   const text = event.target;
   const li = text.closest('li.node');
   const run = (work) => {
     event.preventDefault();
-    enqueue(async () => {
+    edit(async () => {
       if (!li.isConnected) return;
       const rkey = li.dataset.rkey;
       const parent = parentOf(li);
-      const list = siblings(li);
       try {
         await save(rkey, textOf(li));
-        await work({ rkey, parent, list, index: list.indexOf(li) });
+        await work({ rkey, parent });
       } catch (err) {
         say(`${err.error ?? 'Failed'}: ${err.message}`, true);
-        await refreshGroup(parent).catch(() => {});
+        stale.add(parent ?? null);
       }
     });
   };
@@ -363,20 +400,21 @@ function onKey(event) {
   }
   // Moves happen in the page at once (the bullet keeps the focus, so typing
   // goes on into it) and on the server in their turn, from the places the
-  // page had when the key was pressed; the group is then read again.
+  // page had when the key was pressed; the groups are then read again.
   const parentLi = li.parentElement.closest('li.node');
   const rkeyOf = (el) => (el ? el.dataset.rkey : state.zoom ?? undefined);
   const moved = (work) => {
     focusText(li.dataset.rkey);
     run(async ({ rkey }) => {
       await work(rkey);
-      await refreshGroup(parentOf(li));
-      if (parentLi && parentLi.isConnected && parentOf(li) !== parentLi.dataset.rkey) await refreshGroup(parentLi.dataset.rkey);
+      stale.add(parentOf(li) ?? null);
+      if (parentLi && parentLi.isConnected && parentOf(li) !== parentLi.dataset.rkey) stale.add(parentLi.dataset.rkey);
     });
   };
   if (event.key === 'Tab' && !event.shiftKey) {
     event.preventDefault();
-    const into = li.previousElementSibling?.matches('li.node') ? li.previousElementSibling : null;
+    const list = siblings(li);
+    const into = list[list.indexOf(li) - 1];
     if (!into) return;
     state.expanded.add(into.dataset.rkey);
     into.querySelector(':scope > .children').append(li);
@@ -394,8 +432,9 @@ function onKey(event) {
   if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown')) {
     event.preventDefault();
     const up = event.key === 'ArrowUp';
-    const other = up ? li.previousElementSibling : li.nextElementSibling;
-    if (!other?.matches('li.node')) return;
+    const list = siblings(li);
+    const other = list[list.indexOf(li) + (up ? -1 : 1)];
+    if (!other) return;
     if (up) other.before(li);
     else other.after(li);
     return moved((rkey) => place(rkeyOf(parentLi), () => call('moveNode', { rkey, parentRkey: rkeyOf(parentLi),
@@ -407,7 +446,7 @@ function onKey(event) {
     const list = siblings(li);
     const before = list[list.indexOf(li) - 1] ?? li.parentElement.closest('li.node');
     event.preventDefault();
-    enqueue(async () => {
+    edit(async () => {
       const rkey = li.dataset.rkey;
       const parent = parentOf(li);
       li.classList.add('hidden');
@@ -429,7 +468,7 @@ function onKey(event) {
     return;
   }
   if ((event.key === 'ArrowUp' || event.key === 'ArrowDown') && !event.altKey) {
-    const texts = [...outlineRoot.querySelectorAll('.text')];
+    const texts = [...outlineRoot.querySelectorAll('.text')].filter((t) => !t.closest('li.hidden'));
     const next = texts[texts.indexOf(text) + (event.key === 'ArrowUp' ? -1 : 1)];
     if (next) {
       event.preventDefault();
@@ -494,6 +533,7 @@ setInterval(() => enqueue(() => follow().catch((err) => say(`Not following chang
 async function open() {
   const [, who, zoom] = location.hash.match(/^#\/([^/]*)\/?([^/]*)/) ?? [];
   const generation = ++state.generation;
+  stale.clear();
   outlineRoot.replaceChildren();
   $('breadcrumbs').replaceChildren();
   $('zoom-title').classList.add('hidden');

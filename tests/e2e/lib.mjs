@@ -236,8 +236,8 @@ export function assert(condition, message) {
 }
 
 export function assertEqual(actual, expected, message) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
+  const a = String(JSON.stringify(actual));
+  const e = String(JSON.stringify(expected));
   if (a !== e) throw new Error(`${message}\n  actual:   ${a.slice(0, 2000)}\n  expected: ${e.slice(0, 2000)}`);
 }
 

@@ -69,6 +69,14 @@ async function newPage(context) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('dialog', (d) => { problems.push(`a dialog opened: ${d.message()}`); d.dismiss(); });
   await page.setViewport({ width: 1280, height: 900 });
+  // WEB_E2E_LATENCY_MS=N delays every request of the page by N ms, which
+  // widens the windows between a key's change to the page and the server's
+  // answer (races show up there).
+  if (process.env.WEB_E2E_LATENCY_MS) {
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false, latency: Number(process.env.WEB_E2E_LATENCY_MS), downloadThroughput: -1, uploadThroughput: -1 });
+  }
   return page;
 }
 const context = browser.defaultBrowserContext();
@@ -165,6 +173,52 @@ try {
     await waitFor('emptied', async () => (await api('getNode', { repo: did, rkey: created.rkey })).body.text === '', 10000);
     await page.keyboard.press('Backspace');
     await waitFor('deleted', async () => (await api('getNode', { repo: did, rkey: created.rkey })).status === 404, 10000);
+  });
+
+  await runner.test('keys pressed faster than the server answers: every edit lands, each bullet shows once', async () => {
+    // 300 ms for each of the page's requests: the keys come while the
+    // earlier edits, and the refreshes after them, are still on their way;
+    // a bullet being deleted is still in the page, hidden, when the next
+    // keys come.
+    const cdp = await page.createCDPSession();
+    const latency = (ms) => cdp.send('Network.emulateNetworkConditions',
+      { offline: false, latency: ms, downloadThroughput: -1, uploadThroughput: -1 });
+    await cdp.send('Network.enable');
+    await latency(300);
+    const done = async (method) => Number((await (await fetch(`${base}/metrics`)).text())
+      .match(new RegExp(`^bulleted_http_requests_total\\{method="app.bulleted.${method}",status="200"\\} (\\d+)$`, 'm'))?.[1] ?? 0);
+    const before = { moves: await done('moveNode'), deletes: await done('deleteNode') };
+    const three = await nodeByText('three', undefined);
+    const inPage = () => page.evaluate((rkey) => {
+      const all = [...document.querySelectorAll('#outline li.node')].map((li) => li.dataset.rkey);
+      const li = document.querySelector(`#outline li.node[data-rkey="${rkey}"]`);
+      return { duplicates: all.filter((r, i) => all.indexOf(r) !== i), parent: li?.parentElement.closest('li.node')?.dataset.rkey,
+        hidden: document.querySelectorAll('#outline li.hidden').length };
+    }, three.rkey);
+    await focusEnd(page, 'two edited');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Tab');
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    await page.keyboard.press('Tab');
+    await waitFor('three moves and a delete made', async () =>
+      (await done('moveNode')) === before.moves + 3 && (await done('deleteNode')) === before.deletes + 1, 15000);
+    assertEqual((await api('getNode', { repo: did, rkey: three.rkey })).body.parent, two.rkey, 'three under two on the server');
+    await waitFor('three under two in the page, once', async () => {
+      const seen = await inPage();
+      return seen.duplicates.length === 0 && seen.hidden === 0 && seen.parent === two.rkey;
+    }, 15000);
+    await latency(Number(process.env.WEB_E2E_LATENCY_MS ?? 0));
+    await focusedOn(page, 'three');
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    await waitFor('three back at the top', async () =>
+      !('parent' in (await api('getNode', { repo: did, rkey: three.rkey })).body), 10000);
+    await cdp.detach();
   });
 
   await runner.test('collapse, expand and zoom with breadcrumbs', async () => {
