@@ -1,0 +1,225 @@
+// Drawing the outline: bullets as elements, groups read a page at a time and
+// redrawn from the app view's answers, keeping the caret where it was.
+import { $, canEdit, outlineRoot, query, state } from './client.js';
+import { edits, enqueue, readStale, saveSoon, stale, unsent, wireText } from './edit.js';
+
+// Text with its facets as nested spans: byte offsets over UTF-8.
+function renderText(span, node) {
+  span.replaceChildren();
+  const bytes = new TextEncoder().encode(node.text);
+  const facets = (node.facets ?? [])
+    .filter((f) => f.index && f.index.byteStart < f.index.byteEnd && f.index.byteEnd <= bytes.length)
+    .sort((a, b) => a.index.byteStart - b.index.byteStart);
+  const decode = (from, to) => new TextDecoder().decode(bytes.subarray(from, to));
+  let at = 0;
+  for (const facet of facets) {
+    const { byteStart, byteEnd } = facet.index;
+    if (byteStart < at) continue;  // overlapping facets: the first one wins
+    if (byteStart > at) span.append(decode(at, byteStart));
+    let piece = document.createElement('span');
+    for (const feature of facet.features ?? []) {
+      const kind = String(feature.$type ?? '').split('#')[1];
+      if (kind === 'link') {
+        const uri = String(feature.uri ?? '');
+        if (/^(https?:|mailto:)/i.test(uri)) {
+          const a = document.createElement('a');
+          a.href = uri;
+          a.rel = 'noopener noreferrer nofollow';
+          a.target = '_blank';
+          a.className = 'f-link';
+          a.append(...piece.childNodes);
+          piece = a;
+        }
+      } else if (kind === 'highlight') {
+        const color = String(feature.color ?? '').toLowerCase();
+        piece.classList.add(['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink'].includes(color) ? `hl-${color}` : 'hl-other');
+      } else if (kind === 'date') {
+        piece.classList.add('f-date');
+        piece.title = String(feature.start ?? '');
+      } else if (['bold', 'italic', 'underline', 'code'].includes(kind)) {
+        piece.classList.add(`f-${kind}`);
+      } else if (kind === 'strikethrough') {
+        piece.classList.add('f-strike');
+      }
+    }
+    piece.append(decode(byteStart, byteEnd));
+    span.append(piece);
+    at = byteEnd;
+  }
+  if (at < bytes.length) span.append(decode(at, bytes.length));
+}
+
+export function nodeElement(node) {
+  const li = document.createElement('li');
+  li.className = 'node';
+  li.dataset.rkey = node.rkey;
+  li.setAttribute('role', 'treeitem');
+  const row = document.createElement('div');
+  row.className = 'row';
+  const toggle = document.createElement('button');
+  toggle.type = 'button';
+  toggle.className = 'toggle';
+  toggle.tabIndex = -1;
+  toggle.addEventListener('click', () => (state.expanded.has(li.dataset.rkey) ? collapse(li) : expand(li)));
+  const bullet = document.createElement('button');
+  bullet.type = 'button';
+  bullet.className = 'bullet';
+  bullet.title = 'Zoom in';
+  bullet.setAttribute('aria-label', 'Zoom in');
+  bullet.addEventListener('click', () => {
+    if (!li.dataset.rkey.startsWith('draft-')) location.hash = `#/${state.repo}/${li.dataset.rkey}`;
+  });
+  const text = document.createElement('span');
+  text.className = 'text';
+  text.dataset.rkey = node.rkey;
+  wireText(text);
+  row.append(toggle, bullet, text);
+  const note = document.createElement('div');
+  note.className = 'note';
+  const children = document.createElement('ul');
+  children.className = 'children';
+  children.setAttribute('role', 'group');
+  li.append(row, note, children);
+  updateElement(li, node);
+  return li;
+}
+
+export function updateElement(li, node) {
+  state.nodes.set(node.rkey, node);
+  li.classList.toggle('completed', !!node.completed);
+  const toggle = li.querySelector(':scope > .row > .toggle');
+  const open = state.expanded.has(node.rkey);
+  toggle.classList.toggle('leaf', node.childCount === 0);
+  toggle.textContent = open ? '▾' : '▸';
+  toggle.setAttribute('aria-label', open ? 'Collapse' : 'Expand');
+  li.classList.toggle('collapsed', node.childCount > 0 && !open);
+  li.setAttribute('aria-expanded', String(open));
+  const text = li.querySelector(':scope > .row > .text');
+  text.contentEditable = canEdit() ? 'true' : 'false';
+  if (state.editing !== node.rkey) renderText(text, node);
+  const note = li.querySelector(':scope > .note');
+  note.textContent = node.note ?? '';
+  note.classList.toggle('hidden', !node.note);
+}
+
+export const elementOf = (rkey) => outlineRoot.querySelector(`li.node[data-rkey="${CSS.escape(rkey)}"]`);
+export const groupOf = (parent) => (parent === null || parent === state.zoom ? outlineRoot : elementOf(parent)?.querySelector(':scope > .children'));
+export const parentOf = (li) => li.parentElement.closest('li.node')?.dataset.rkey ?? state.zoom;
+export const textOf = (li) => li.querySelector(':scope > .row > .text');
+
+// A group's children, page by page: the first page now, the next ones when
+// asked ("more"), never the whole outline at once.
+export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
+  const generation = state.generation;
+  const editsBefore = edits;
+  const nodes = [];
+  let cursor;
+  do {
+    const page = await query('getChildren', { repo: state.repo, parent: parent ?? undefined, limit: 100, cursor });
+    if (generation !== state.generation) return;
+    nodes.push(...page.nodes);
+    cursor = page.cursor;
+  } while (cursor && nodes.length < atLeast);
+  // The answer may be older than what the page shows: an edit made in the
+  // page and not yet sent (or made while this was read) would be undone by
+  // it. The group is read again once the edits are through.
+  if (unsent > 0 || edits !== editsBefore) {
+    stale.add(parent ?? null);
+    if (unsent === 0) enqueue(readStale);
+    return;
+  }
+  // What is being typed survives the rebuild: the focused bullet's text as
+  // it is now, put back into its new element, focused again.
+  const active = document.activeElement;
+  const typing = active?.classList?.contains('text') && ul.contains(active)
+    ? { rkey: active.dataset.rkey, text: active.textContent } : null;
+  // The element holding the focused bullet (the bullet itself or the one it
+  // is nested in) is kept, moved around but never out of the page, so that
+  // nothing typed meanwhile goes astray.
+  const kept = typing && [...ul.children].find((c) => c.matches('li.node') && c.contains(active));
+  const elements = nodes.map((n) => {
+    if (kept && n.rkey === kept.dataset.rkey) {
+      updateElement(kept, n);
+      return kept;
+    }
+    return nodeElement(n);
+  });
+  if (kept && elements.includes(kept)) {
+    for (const child of [...ul.children]) if (child !== kept) child.remove();
+    const at = elements.indexOf(kept);
+    kept.before(...elements.slice(0, at));
+    kept.after(...elements.slice(at + 1));
+  } else {
+    ul.replaceChildren(...elements);
+  }
+  if (cursor) ul.append(moreButton(parent, ul, cursor));
+  if (ul === outlineRoot) $('empty').classList.toggle('hidden', nodes.length > 0);
+  await Promise.all(nodes.filter((n) => state.expanded.has(n.rkey) && n.childCount > 0)
+    .map((n) => loadGroup(n.rkey, elementOf(n.rkey).querySelector(':scope > .children'))));
+  if (typing && !(kept && elements.includes(kept))) {
+    const li = elementOf(typing.rkey);
+    if (li) {
+      textOf(li).textContent = typing.text;
+      focusText(typing.rkey);
+      if (typing.text !== state.nodes.get(typing.rkey)?.text) saveSoon(textOf(li));
+    }
+  }
+}
+
+function moreButton(parent, ul, cursor) {
+  const li = document.createElement('li');
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'more';
+  button.textContent = 'More…';
+  button.addEventListener('click', async () => {
+    const page = await query('getChildren', { repo: state.repo, parent: parent ?? undefined, limit: 100, cursor });
+    li.remove();
+    ul.append(...page.nodes.map(nodeElement));
+    if (page.cursor) ul.append(moreButton(parent, ul, page.cursor));
+  });
+  li.append(button);
+  return li;
+}
+
+// Reloads a group as far as it was read (after a change), keeping what was
+// expanded and where the caret was.
+export async function refreshGroup(parent) {
+  const ul = groupOf(parent);
+  if (!ul) return;
+  const loaded = ul.querySelectorAll(':scope > li.node').length;
+  await loadGroup(parent, ul, { atLeast: loaded });
+  if (parent && parent !== state.zoom) {
+    const node = await query('getNode', { repo: state.repo, rkey: parent });
+    const li = elementOf(parent);
+    if (li) updateElement(li, node);
+  }
+}
+
+async function expand(li) {
+  state.expanded.add(li.dataset.rkey);
+  updateElement(li, state.nodes.get(li.dataset.rkey));
+  await loadGroup(li.dataset.rkey, li.querySelector(':scope > .children'));
+}
+
+function collapse(li) {
+  state.expanded.delete(li.dataset.rkey);
+  li.querySelector(':scope > .children').replaceChildren();
+  updateElement(li, state.nodes.get(li.dataset.rkey));
+}
+
+export function focusText(rkey, atEnd = true) {
+  const li = elementOf(rkey);
+  if (!li) return;
+  const text = textOf(li);
+  text.focus();
+  if (atEnd) {
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    range.collapse(false);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+}
+
