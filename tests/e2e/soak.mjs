@@ -141,5 +141,5 @@ report.memoryGrowthAfterWarmupMiB = {
 };
 console.log(JSON.stringify(report, null, 1));
 const failed = Object.values(errors).concat(Object.values(refused)).some((n) => n > 0);
-if (opsApplied === 0) console.error('no ingested op was applied: see serve.log in the work directory');
+if (opsApplied === 0) console.error('no ingested op was applied: every commit was refused or skipped');
 process.exit(failed || opsApplied === 0 ? 1 : 0);
