@@ -2,7 +2,7 @@
 # Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer
 # (Debug, into build-asan/) and runs every test against that build, the
 # end-to-end tests included. Any sanitizer report fails the run, except the
-# one leak inside cpprestsdk that tests/lsan.supp names.
+# two leaks inside cpprestsdk at exit that tests/lsan.supp names.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/install-deps.sh
@@ -12,7 +12,7 @@ BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DBULLETED_SANITIZE=ON 
 suppressions="$PWD/tests/lsan.supp"
 cd build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-# One known leak inside cpprestsdk at shutdown (the file says which).
+# Two known leaks inside cpprestsdk at exit (the file says which).
 export LSAN_OPTIONS="suppressions=$suppressions"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 900
