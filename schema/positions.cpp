@@ -201,9 +201,6 @@ Result<void> split_around(Database& db, std::string_view group, const SiblingKey
 
 namespace {
 
-// The block of a level holding a key (the last that starts at or before
-// it), the nodes before it in the range searched, and where it ends (none
-// past the level's last block).
 // Steps `stmt` until it has ended, then no more (SQLite would start it over).
 Result<bool> step_until_done(Statement& stmt, bool& done) {
   if (done) return false;
@@ -212,6 +209,9 @@ Result<bool> step_until_done(Statement& stmt, bool& done) {
   return row;
 }
 
+// The block of a level holding a key (the last that starts at or before
+// it), the nodes before it in the range searched, and where it ends (none
+// past the level's last block).
 struct Holder {
   Block block;
   std::int64_t before = 0;
