@@ -60,6 +60,11 @@ await waitFor('the seed import', async () => (await api('getImportJob', { id: ho
 
 const browser = await launchChromium();
 const problems = [];
+// Sets the latency Chrome adds to each of a page's requests, in ms.
+const latencySetter = (cdp) => async (ms) => {
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: ms, downloadThroughput: -1, uploadThroughput: -1 });
+};
 async function newPage(context) {
   const page = await context.newPage();
   page.on('console', (m) => {
@@ -72,11 +77,8 @@ async function newPage(context) {
   // WEB_E2E_LATENCY_MS=N delays every request of the page by N ms, which
   // widens the windows between a key's change to the page and the server's
   // answer (races show up there).
-  if (process.env.WEB_E2E_LATENCY_MS) {
-    const cdp = await page.createCDPSession();
-    await cdp.send('Network.emulateNetworkConditions', {
-      offline: false, latency: Number(process.env.WEB_E2E_LATENCY_MS), downloadThroughput: -1, uploadThroughput: -1 });
-  }
+  page.latency = latencySetter(await page.createCDPSession());
+  await page.latency(Number(process.env.WEB_E2E_LATENCY_MS ?? 0));
   return page;
 }
 const context = browser.defaultBrowserContext();
@@ -180,11 +182,7 @@ try {
     // earlier edits, and the refreshes after them, are still on their way;
     // a bullet being deleted is still in the page, hidden, when the next
     // keys come.
-    const cdp = await page.createCDPSession();
-    const latency = (ms) => cdp.send('Network.emulateNetworkConditions',
-      { offline: false, latency: ms, downloadThroughput: -1, uploadThroughput: -1 });
-    await cdp.send('Network.enable');
-    await latency(300);
+    await page.latency(300);
     const done = async (method) => Number((await (await fetch(`${base}/metrics`)).text())
       .match(new RegExp(`^bulleted_http_requests_total\\{method="app.bulleted.${method}",status="200"\\} (\\d+)$`, 'm'))?.[1] ?? 0);
     const before = { moves: await done('moveNode'), deletes: await done('deleteNode') };
@@ -211,14 +209,13 @@ try {
       const seen = await inPage();
       return seen.duplicates.length === 0 && seen.hidden === 0 && seen.parent === two.rkey;
     }, 15000);
-    await latency(Number(process.env.WEB_E2E_LATENCY_MS ?? 0));
+    await page.latency(Number(process.env.WEB_E2E_LATENCY_MS ?? 0));
     await focusedOn(page, 'three');
     await page.keyboard.down('Shift');
     await page.keyboard.press('Tab');
     await page.keyboard.up('Shift');
     await waitFor('three back at the top', async () =>
       !('parent' in (await api('getNode', { repo: did, rkey: three.rkey })).body), 10000);
-    await cdp.detach();
   });
 
   await runner.test('collapse, expand and zoom with breadcrumbs', async () => {
