@@ -240,6 +240,9 @@ const std::vector<Setting>& settings() {
       {"limits.signInPerAccountPerMinute", "", "",
        integer(&Config::sign_in_per_account_per_minute, 0, 1'000'000)},
       {"limits.maxConcurrentExports", "", "", integer(&Config::max_concurrent_exports, 1, 64)},
+      {"limits.outboundFetches", "", "", integer(&Config::outbound_fetches, 0, 64)},
+      {"limits.maxAnswerBytes", "", "",
+       integer(&Config::max_answer_bytes, 16 * 1024, 64L * 1024 * 1024)},
       {"log.level", "BULLETED_LOG_LEVEL", "log-level",
        text(&Config::log_level, {"trace", "debug", "info", "warn", "error"})},
       {"log.format", "BULLETED_LOG_FORMAT", "log-format",
@@ -400,6 +403,11 @@ Result<Config> load_config(const std::optional<std::string>& config_file, const 
   return config;
 }
 
+int outbound_fetch_places(const Config& config) {
+  const int half = std::max(1, config.threads / 2);
+  return config.outbound_fetches <= 0 ? half : std::min(config.outbound_fetches, half);
+}
+
 bool local_service_auth_allows(const Config& config, const std::string& did) {
   for (const auto& entry : config.local_service_auth) {
     if (entry == "any" || entry == did) return true;
@@ -454,7 +462,9 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"queryBytesPerMinute", c.query_bytes_per_minute},
         {"signInPerMinute", c.sign_in_per_minute},
         {"signInPerAccountPerMinute", c.sign_in_per_account_per_minute},
-        {"maxConcurrentExports", c.max_concurrent_exports}}},
+        {"maxConcurrentExports", c.max_concurrent_exports},
+        {"outboundFetches", c.outbound_fetches},
+        {"maxAnswerBytes", c.max_answer_bytes}}},
       {"log", {{"level", c.log_level}, {"format", c.log_format}}},
       {"auth",
        {{"sessionKey", session_key},

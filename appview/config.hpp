@@ -73,6 +73,12 @@ struct Config {
   int sign_in_per_minute = 30;
   int sign_in_per_account_per_minute = 10;
   int max_concurrent_exports = 2;
+  // Requests waiting on other hosts at once (identity, sign-in, service-auth
+  // keys): 0 is half the workers, and no setting may give them more.
+  int outbound_fetches = 0;
+  // The largest answer of a page (getChildren, getWindow, getChanges,
+  // getAncestors): a page stops short of it, with a cursor where it has one.
+  std::size_t max_answer_bytes = 1024 * 1024;
   // logging: level trace|debug|info|warn|error, format text|json
   std::string log_level = "info";
   std::string log_format = "text";
@@ -87,6 +93,10 @@ struct Config {
   // one generated at first start, kept sealed in the database.
   std::optional<std::string> oauth_key_file;
 };
+
+// The places of the outbound gate (limits.outboundFetches): at least one,
+// at most half of server.threads.
+int outbound_fetch_places(const Config& config);
 
 // Whether a caller proven by service auth may write `did`'s repo in local
 // mode (auth.localServiceAuth).

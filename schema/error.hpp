@@ -49,7 +49,8 @@ std::span<const ErrorStatus> error_table();
 struct Error {
   ErrorCode code;
   std::string message;
-  // kRateLimited: seconds until the caller may try again (Retry-After).
+  // kRateLimited, kUnavailable: seconds until the caller may try again
+  // (Retry-After).
   int retry_after_seconds = 0;
   // kAuthRequired: a token was presented and refused (the challenge says
   // invalid_token), rather than none given.

@@ -13,6 +13,7 @@
 #include "appview/logging.hpp"
 #include "firehose/client/xrpc_client.hpp"
 #include "firehose/consumer/discovery.hpp"
+#include "firehose/consumer/http_fetcher.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
 #include "firehose/identity/identity.hpp"
 #include "firehose/ingestor.hpp"
@@ -83,7 +84,7 @@ int run_backfill_command(const std::vector<std::string>& argv, std::ostream& out
   auto store = open_store_or_report(*config, err);
   if (!store) return 1;
   identity::IdentityResolver identity(
-      firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds), 1 << 20),
+      firehose::make_http_fetcher({.allow_private_addresses = config->allow_private_addresses}),
       {.plc_url = config->plc_url,
        .handle_resolver = config->handle_resolver,
        .allow_private_addresses = config->allow_private_addresses});

@@ -19,6 +19,7 @@
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/cid.hpp"
 #include "firehose/consumer/consumer.hpp"
+#include "firehose/consumer/http_fetcher.hpp"
 #include "schema/store.hpp"
 
 namespace bulleted::cli {
@@ -101,20 +102,32 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   spdlog::info("database {} at schema version {}", config->db_path,
                schema::Store::schema_version());
 
+  // Every fetch a request makes to a host the network (or a caller) names
+  // goes through one fetcher: caps and timeouts per kind, the network
+  // policy, failures remembered, and a gate that never lets waits on other
+  // hosts take more than half of the request workers.
+  identity::FetchGate outbound(appview::outbound_fetch_places(*config));
+  auto fetcher =
+      firehose::make_http_fetcher({.allow_private_addresses = config->allow_private_addresses});
+  identity::IdentityResolver identity(fetcher, identity_options(*config));
+
   // pds mode: sessions on users' PDSes, and the revs written through them
   // (the consumer skips their firehose echoes).
   firehose::WrittenRevs written;
   std::unique_ptr<appview::PdsServices> pds;
+  std::shared_ptr<firehose::XrpcClient> pds_client;
   if (config->mode == appview::Mode::kPds) {
     if (!config->session_key || config->session_key->size() < 32) {
       err << "error: pds mode needs auth.sessionKey (BULLETED_SESSION_KEY), a secret of at least "
              "32 characters that encrypts PDS sessions at rest\n";
       return 2;
     }
-    pds = std::make_unique<appview::PdsServices>(
+    // Users' own PDSes: writes, and a whole repo when a write finds it changed.
+    pds_client =
         firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
-                                        512ull * 1024 * 1024),
-        identity_options(*config), appview::SecretBox(*config->session_key), written);
+                                        static_cast<std::size_t>(config->max_repo_bytes));
+    pds = std::make_unique<appview::PdsServices>(pds_client, identity,
+                                                 appview::SecretBox(*config->session_key), written);
   }
 
   // OAuth (pds mode with a public URL): the app view signs users in as a
@@ -130,10 +143,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     oauth = std::make_unique<appview::OAuthClient>(
         appview::OAuthClientOptions{.public_url = *config->public_url,
                                     .allow_private_addresses = config->allow_private_addresses},
-        std::move(*keys),
-        firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
-                                        256 * 1024),
-        pds->identity, appview::SecretBox(*config->session_key));
+        std::move(*keys), fetcher, pds_client, identity, appview::SecretBox(*config->session_key));
     pds->sessions.use_oauth(oauth.get());
     spdlog::info("oauth: client {}", oauth->client_id());
   } else if (pds) {
@@ -167,17 +177,15 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   context.pds = pds.get();
   context.oauth = oauth.get();
   context.imports = &imports;
-  // com.atproto.identity.resolveHandle: answers within a short time (a
-  // lookup waits on the resolver or the handle's host), cached.
-  identity::IdentityResolver handles(
-      firehose::make_http_xrpc_client(std::chrono::seconds(10), 64 * 1024),
-      identity_options(*config));
-  context.identity = &handles;
+  // com.atproto.identity.resolveHandle, sign-ins and service auth share the
+  // resolver (one cache) and its fetcher's gate.
+  context.identity = &identity;
+  context.outbound = &outbound;
   // Service auth: JWTs for this app view's DID, keys from the same resolver.
   std::unique_ptr<appview::ServiceAuth> service_auth;
   if (config->service_did) {
     service_auth = std::make_unique<appview::ServiceAuth>(
-        appview::ServiceAuthOptions{.service_did = *config->service_did}, handles);
+        appview::ServiceAuthOptions{.service_did = *config->service_did}, identity);
     context.service_auth = service_auth.get();
     spdlog::info("service auth: accepting JWTs for {}", *config->service_did);
   }

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -41,6 +42,19 @@ bool is_v4_mapped(const std::array<std::uint8_t, 16>& bytes) {
 }
 
 }  // namespace
+
+std::string canonical_client(std::string_view address) {
+  auto bytes = address_bytes(address);
+  if (!bytes) return std::string(address);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (is_v4_mapped(*bytes)) {
+    inet_ntop(AF_INET, bytes->data() + 12, text, sizeof text);
+    return text;
+  }
+  std::fill(bytes->begin() + 8, bytes->end(), std::uint8_t{0});
+  inet_ntop(AF_INET6, bytes->data(), text, sizeof text);
+  return std::string(text) + "/64";
+}
 
 Result<TrustedProxies> TrustedProxies::parse(const std::vector<std::string>& entries) {
   TrustedProxies out;
@@ -82,6 +96,10 @@ bool TrustedProxies::contains(std::string_view address) const {
     if (match) return true;
   }
   return false;
+}
+
+std::string TrustedProxies::client_key(const HttpRequestHead& head) const {
+  return canonical_client(client_address(head));
 }
 
 std::string TrustedProxies::client_address(const HttpRequestHead& head) const {

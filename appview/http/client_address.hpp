@@ -29,6 +29,12 @@ class TrustedProxies {
   bool contains(std::string_view address) const;
   // The client's address for `head` (see above).
   std::string client_address(const HttpRequestHead& head) const;
+  // The key the client's limits are kept under: its address in one
+  // canonical spelling, an IPv4 address (IPv4-mapped IPv6 included) as
+  // "a.b.c.d", an IPv6 address as its /64 ("2001:db8:1:2::/64": one
+  // subscriber is usually given a whole /64, so one key per /128 would let
+  // it choose among 2^64 keys).
+  std::string client_key(const HttpRequestHead& head) const;
 
  private:
   struct Range {
@@ -37,5 +43,9 @@ class TrustedProxies {
   };
   std::vector<Range> ranges_;
 };
+
+// An address in the spelling client_key() gives it; text that is not an
+// address is kept as it is.
+std::string canonical_client(std::string_view address);
 
 }  // namespace bulleted::appview

@@ -135,14 +135,16 @@ Result<std::vector<ClientKey>> load_client_keys(const std::optional<std::string>
 }
 
 OAuthClient::OAuthClient(OAuthClientOptions options, std::vector<ClientKey> keys,
-                         std::shared_ptr<firehose::XrpcClient> http,
+                         std::shared_ptr<identity::Fetcher> fetcher,
+                         std::shared_ptr<firehose::XrpcClient> resources,
                          identity::IdentityResolver& identity, SecretBox box,
                          std::function<std::int64_t()> now)
     : options_(std::move(options)),
       client_id_(options_.public_url + "/oauth/client-metadata.json"),
       redirect_uri_(options_.public_url + "/oauth/callback"),
       keys_(std::move(keys)),
-      http_(std::move(http)),
+      fetcher_(std::move(fetcher)),
+      resources_(std::move(resources)),
       identity_(identity),
       box_(std::move(box)),
       now_(now ? std::move(now) : unix_now) {}
@@ -187,12 +189,10 @@ std::string OAuthClient::client_assertion(const std::string& audience) const {
 }
 
 Result<json> OAuthClient::fetch_json(const std::string& url) {
-  if (auto allowed = firehose::check_network_url(url, options_.allow_private_addresses); !allowed) {
-    return std::unexpected(allowed.error());
-  }
   auto parts = firehose::split_url(url);
   if (!parts) return std::unexpected(parts.error());
-  auto reply = http_->call({.method = "GET", .base_url = parts->first, .path = parts->second});
+  auto reply = fetcher_->fetch(identity::FetchKind::kOAuthMetadata, identity::Target::kNetwork,
+                               {.method = "GET", .base_url = parts->first, .path = parts->second});
   if (!reply) return std::unexpected(reply.error());
   if (reply->status != 200) {
     return fail(ErrorCode::kUpstreamFailure,
@@ -230,16 +230,25 @@ Result<OAuthClient::ServerInfo> OAuthClient::server_of(const std::string& pds_ur
                   "the authorization server " + info.issuer +
                       " lacks pushed authorization requests or a token endpoint");
     }
+  }
+  // Every endpoint the server names is the network's address, the optional
+  // revocation endpoint included (a sign-out POSTs to it).
+  for (const std::string* endpoint : {&info.par_endpoint, &info.authorization_endpoint,
+                                      &info.token_endpoint, &info.revocation_endpoint}) {
+    if (endpoint->empty()) continue;
     if (auto allowed = firehose::check_network_url(*endpoint, options_.allow_private_addresses);
         !allowed) {
-      return std::unexpected(allowed.error());
+      return fail(ErrorCode::kUpstreamFailure, "the authorization server " + info.issuer +
+                                                   " names an endpoint this app view may not "
+                                                   "call: " +
+                                                   allowed.error().message);
     }
   }
   return info;
 }
 
 Result<firehose::XrpcReply> OAuthClient::with_nonce(
-    firehose::XrpcRequest request,
+    firehose::XrpcRequest request, const Send& send,
     const std::function<std::string(const std::optional<std::string>&)>& proof) {
   const std::string origin = request.base_url;
   std::optional<std::string> nonce;
@@ -250,7 +259,7 @@ Result<firehose::XrpcReply> OAuthClient::with_nonce(
   const std::size_t dpop_header = request.headers.size();
   request.headers.emplace_back("DPoP", proof(nonce));
   for (int attempt = 0;; ++attempt) {
-    auto reply = http_->call(request);
+    auto reply = send(request);
     if (!reply) return reply;
     const auto fresh = reply->header("dpop-nonce");
     if (fresh) {
@@ -277,9 +286,14 @@ Result<firehose::XrpcReply> OAuthClient::server_post(
   form.emplace_back("client_assertion", client_assertion(issuer));
   firehose::XrpcRequest request{.method = "POST", .base_url = parts->first, .path = parts->second};
   request.form = std::move(form);
-  return with_nonce(std::move(request), [&](const std::optional<std::string>& nonce) {
-    return dpop_proof(dpop, "POST", endpoint, nonce, std::nullopt, now_());
-  });
+  return with_nonce(
+      std::move(request),
+      [this](const firehose::XrpcRequest& r) {
+        return fetcher_->fetch(identity::FetchKind::kOAuthEndpoint, identity::Target::kNetwork, r);
+      },
+      [&](const std::optional<std::string>& nonce) {
+        return dpop_proof(dpop, "POST", endpoint, nonce, std::nullopt, now_());
+      });
 }
 
 Result<TokenSet> OAuthClient::tokens_of(const firehose::XrpcReply& reply, const std::string& what) {
@@ -312,7 +326,7 @@ Result<TokenSet> OAuthClient::tokens_of(const firehose::XrpcReply& reply, const 
   return tokens;
 }
 
-Result<std::string> OAuthClient::begin(schema::Store& store, const std::string& identifier,
+Result<SignInStart> OAuthClient::begin(schema::Store& store, const std::string& identifier,
                                        const std::string& return_to) {
   auto did = identity_.did_of(identifier);
   if (!did) return std::unexpected(did.error());
@@ -323,6 +337,7 @@ Result<std::string> OAuthClient::begin(schema::Store& store, const std::string& 
   const auto dpop = firehose::PrivateKey::generate(firehose::KeyCurve::kP256);
   const std::string verifier = random_id("", 32);
   const std::string state = random_id("", 16);
+  const std::string binding = random_id("", 32);
   std::vector<std::pair<std::string, std::string>> form = {
       {"response_type", "code"},
       {"redirect_uri", redirect_uri_},
@@ -350,32 +365,49 @@ Result<std::string> OAuthClient::begin(schema::Store& store, const std::string& 
                         {"revocationEndpoint", server->revocation_endpoint},
                         {"verifier", verifier},
                         {"dpopKey", base64url(dpop.bytes())},
+                        {"binding", base64url(firehose::sha256(binding))},
                         {"returnTo", return_to}};
   if (auto r = store.oauth_requests().put(state, box_.seal(pending.dump()), now_(), kSignInSeconds);
       !r) {
     return std::unexpected(r.error());
   }
   spdlog::info("oauth: sign-in of {} started at {}", *did, server->issuer);
-  return server->authorization_endpoint + "?" +
-         firehose::form_encode({{"client_id", client_id_}, {"request_uri", request_uri}});
+  return SignInStart{
+      server->authorization_endpoint + "?" +
+          firehose::form_encode({{"client_id", client_id_}, {"request_uri", request_uri}}),
+      binding};
 }
 
-std::optional<std::string> OAuthClient::abandon(schema::Store& store, const std::string& state) {
-  auto taken = store.oauth_requests().take(state, now_(), kSignInSeconds);
-  if (!taken || !*taken) return std::nullopt;
-  auto opened = box_.open(**taken);
-  if (!opened) return std::nullopt;
-  return json_text(json::parse(*opened, nullptr, false), {"returnTo"});
-}
-
-Result<SignedIn> OAuthClient::complete(schema::Store& store, const std::string& code,
-                                       const std::string& state, const std::string& iss) {
+Result<json> OAuthClient::take_pending(schema::Store& store, const std::string& state,
+                                       const std::string& binding) {
   auto taken = store.oauth_requests().take(state, now_(), kSignInSeconds);
   if (!taken) return std::unexpected(taken.error());
   if (!*taken) return std::unexpected(refused("this sign-in is unknown or expired; sign in again"));
   auto opened = box_.open(**taken);
   if (!opened) return std::unexpected(refused("this sign-in cannot be read; sign in again"));
-  const json pending = json::parse(*opened, nullptr, false);
+  json pending = json::parse(*opened, nullptr, false);
+  const std::string expected = json_text(pending, {"binding"});
+  if (binding.empty() || expected.empty() ||
+      !schema::constant_time_equal(base64url(firehose::sha256(binding)), expected)) {
+    return std::unexpected(
+        refused("this sign-in was begun in another browser; sign in again from this one"));
+  }
+  return pending;
+}
+
+std::optional<std::string> OAuthClient::abandon(schema::Store& store, const std::string& state,
+                                                const std::string& binding) {
+  auto pending = take_pending(store, state, binding);
+  if (!pending) return std::nullopt;
+  return json_text(*pending, {"returnTo"});
+}
+
+Result<SignedIn> OAuthClient::complete(schema::Store& store, const std::string& code,
+                                       const std::string& state, const std::string& iss,
+                                       const std::string& binding) {
+  auto taken = take_pending(store, state, binding);
+  if (!taken) return std::unexpected(taken.error());
+  const json pending = std::move(*taken);
   SignedIn signed_in;
   signed_in.did = json_text(pending, {"did"});
   signed_in.pds_url = json_text(pending, {"pds"});
@@ -460,9 +492,11 @@ Result<firehose::XrpcReply> OAuthClient::resource_call(const OAuthGrant& grant,
   request.headers.emplace_back("Authorization", "DPoP " + access);
   const std::string url = request.base_url + request.path;
   const std::string method = request.method;
-  return with_nonce(std::move(request), [&](const std::optional<std::string>& nonce) {
-    return dpop_proof(*dpop, method, url, nonce, access, now_());
-  });
+  return with_nonce(
+      std::move(request), [this](const firehose::XrpcRequest& r) { return resources_->call(r); },
+      [&](const std::optional<std::string>& nonce) {
+        return dpop_proof(*dpop, method, url, nonce, access, now_());
+      });
 }
 
 }  // namespace bulleted::appview

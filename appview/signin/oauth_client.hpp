@@ -10,16 +10,21 @@
 //   protected-resource metadata to its authorization server, that server's
 //   metadata (its issuer checked); a pushed authorization request with PKCE
 //   S256, a state and a DPoP key of the sign-in's own, then the browser to the
-//   authorization endpoint. The callback's state and iss are checked, the
-//   code exchanged, `sub` checked to be the DID resolved and its PDS to name
-//   the same authorization server.
+//   authorization endpoint. The sign-in is bound to the browser that began
+//   it: begin() gives a secret the browser keeps (a cookie) and only its
+//   digest is stored, so a callback carried to another browser (login CSRF:
+//   a page sending a victim to the attacker's callback URL) is refused. The
+//   callback's state, binding and iss are checked, the code exchanged, `sub`
+//   checked to be the DID resolved and its PDS to name the same
+//   authorization server.
 // - Calls on the user's behalf carry the DPoP-bound access token with a
 //   fresh proof; a server's DPoP nonce is remembered per origin and a
 //   use_dpop_nonce answer retried once with it.
 //
-// Every fetch goes through the network policy (firehose/client/
-// network_policy). Secrets (keys, tokens, codes, verifiers) are never
-// logged. Thread-safe.
+// Every call to an authorization server (metadata, PAR, token, revocation)
+// goes through the identity room's Fetcher: the network policy for every
+// endpoint the server names, caps and timeouts per kind, the request gate.
+// Secrets (keys, tokens, codes, verifiers) are never logged. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +40,7 @@
 #include "appview/signin/secret_box.hpp"
 #include "firehose/client/xrpc_client.hpp"
 #include "firehose/crypto.hpp"
+#include "firehose/identity/fetcher.hpp"
 #include "firehose/identity/identity.hpp"
 #include "schema/store.hpp"
 
@@ -81,6 +87,13 @@ struct OAuthClientOptions {
   bool allow_private_addresses = false;
 };
 
+// A sign-in begun: where to send the browser, and the secret it keeps until
+// the callback (the sign-in cookie).
+struct SignInStart {
+  std::string url;
+  std::string binding;
+};
+
 // A sign-in completed: who, through which PDS, with what.
 struct SignedIn {
   std::string did;
@@ -93,8 +106,10 @@ struct SignedIn {
 
 class OAuthClient {
  public:
+  // `fetcher` reaches authorization servers; `resources` the users' PDSes.
   OAuthClient(OAuthClientOptions options, std::vector<ClientKey> keys,
-              std::shared_ptr<firehose::XrpcClient> http, identity::IdentityResolver& identity,
+              std::shared_ptr<identity::Fetcher> fetcher,
+              std::shared_ptr<firehose::XrpcClient> resources, identity::IdentityResolver& identity,
               SecretBox box, std::function<std::int64_t()> now = {});
 
   const std::string& client_id() const { return client_id_; }
@@ -102,17 +117,22 @@ class OAuthClient {
   nlohmann::json client_metadata() const;
   nlohmann::json jwks() const;
 
-  // Starts a sign-in for a handle or DID; the URL to send the browser to.
-  // `return_to` is a same-origin path (checked by the caller).
-  Result<std::string> begin(schema::Store& store, const std::string& identifier,
+  // Starts a sign-in for a handle or DID: the URL to send the browser to,
+  // and the binding it must keep. `return_to` is a same-origin path
+  // (checked by the caller).
+  Result<SignInStart> begin(schema::Store& store, const std::string& identifier,
                             const std::string& return_to);
-  // The callback's parameters to a grant. kAuthRequired when the sign-in is
-  // unknown, expired, or does not check out.
+  // The callback's parameters, and the binding the browser kept, to a
+  // grant. kAuthRequired when the sign-in is unknown, expired, another
+  // browser's, or does not check out; the authorization server is not
+  // asked anything unless the binding matches.
   Result<SignedIn> complete(schema::Store& store, const std::string& code, const std::string& state,
-                            const std::string& iss);
+                            const std::string& iss, const std::string& binding);
   // The return path of a sign-in the user refused or that failed at the
-  // server (its state taken), or nullopt.
-  std::optional<std::string> abandon(schema::Store& store, const std::string& state);
+  // server (its state taken), or nullopt (also when the binding is not the
+  // sign-in's).
+  std::optional<std::string> abandon(schema::Store& store, const std::string& state,
+                                     const std::string& binding);
 
   // A refresh-token grant. kAuthRequired when the server refuses it (the
   // session is over); kUpstreamFailure when it could not be asked.
@@ -135,6 +155,10 @@ class OAuthClient {
   // The authorization server of a PDS, from its metadata.
   Result<ServerInfo> server_of(const std::string& pds_url);
   Result<nlohmann::json> fetch_json(const std::string& url);
+  // The pending sign-in of `state` (taken: single use) when `binding` is
+  // the one it was begun with.
+  Result<nlohmann::json> take_pending(schema::Store& store, const std::string& state,
+                                      const std::string& binding);
   // POSTs a form to one of the server's endpoints with client
   // authentication and a DPoP proof, retrying once with a nonce.
   Result<firehose::XrpcReply> server_post(const std::string& issuer, const std::string& endpoint,
@@ -144,15 +168,17 @@ class OAuthClient {
   std::string client_assertion(const std::string& audience) const;
   // Sends `request` with a DPoP proof made by `proof(nonce)`, remembering
   // the origin's nonce and retrying once when the server asks for one.
+  using Send = std::function<Result<firehose::XrpcReply>(const firehose::XrpcRequest&)>;
   Result<firehose::XrpcReply> with_nonce(
-      firehose::XrpcRequest request,
+      firehose::XrpcRequest request, const Send& send,
       const std::function<std::string(const std::optional<std::string>&)>& proof);
 
   OAuthClientOptions options_;
   std::string client_id_;
   std::string redirect_uri_;
   std::vector<ClientKey> keys_;
-  std::shared_ptr<firehose::XrpcClient> http_;
+  std::shared_ptr<identity::Fetcher> fetcher_;
+  std::shared_ptr<firehose::XrpcClient> resources_;
   identity::IdentityResolver& identity_;
   SecretBox box_;
   std::function<std::int64_t()> now_;

@@ -72,11 +72,13 @@ Result<NewSession> PdsSessions::create(schema::Store& store, const std::string& 
   if (!did) return std::unexpected(did.error());
   auto pds = identity_.pds_of(*did);
   if (!pds) return std::unexpected(pds.error());
-  auto reply =
-      client_->call({.method = "POST",
-                     .base_url = *pds,
-                     .path = "/xrpc/com.atproto.server.createSession",
-                     .body = nlohmann::json{{"identifier", *did}, {"password", password}}});
+  // The PDS is the one the DID document names: the network's address.
+  auto reply = identity_.fetcher().fetch(
+      identity::FetchKind::kPdsSignIn, identity::Target::kNetwork,
+      {.method = "POST",
+       .base_url = *pds,
+       .path = "/xrpc/com.atproto.server.createSession",
+       .body = nlohmann::json{{"identifier", *did}, {"password", password}}});
   if (!reply) return std::unexpected(reply.error());
   if (reply->status != 200) {
     Error error = pds_error(*reply, "createSession");

@@ -27,11 +27,33 @@ const std::string* string_claim(const nlohmann::json& payload, const char* name)
   return it != payload.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
 }
 
-std::optional<std::int64_t> time_claim(const nlohmann::json& payload, const char* name) {
+// A NumericDate claim (RFC 7519): absent, or seconds since the epoch. Only
+// integers from 0 to 2^53 are taken (what every JSON reader holds exactly);
+// a fraction, a negative or a huge number is malformed, never cast.
+struct TimeClaim {
+  bool present = false;
+  bool valid = true;
+  std::int64_t value = 0;
+};
+TimeClaim time_claim(const nlohmann::json& payload, const char* name) {
   auto it = payload.find(name);
-  if (it == payload.end() || !it->is_number()) return std::nullopt;
-  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
-  return it->get<std::int64_t>();
+  if (it == payload.end()) return {};
+  constexpr std::int64_t kMax = std::int64_t{1} << 53;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (value <= static_cast<std::uint64_t>(kMax))
+      return {true, true, static_cast<std::int64_t>(value)};
+  } else if (it->is_number_integer()) {
+    const auto value = it->get<std::int64_t>();
+    if (value >= 0 && value <= kMax) return {true, true, value};
+  }
+  return {true, false, 0};
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace
@@ -55,22 +77,38 @@ std::size_t ServiceAuth::remembered() const {
   return seen_.size();
 }
 
-Result<bool> ServiceAuth::remember(const std::string& key, std::int64_t exp) {
+Result<bool> ServiceAuth::remember(const std::string& issuer, const std::string& key,
+                                   std::int64_t exp) {
   std::lock_guard lock(mutex_);
   const std::int64_t now = now_();
   while (!expiry_.empty() && expiry_.begin()->first + options_.leeway_seconds < now) {
-    seen_.erase(expiry_.begin()->second);
+    auto seen = seen_.find(expiry_.begin()->second);
+    if (seen != seen_.end()) {
+      if (auto it = per_issuer_.find(seen->second.issuer);
+          it != per_issuer_.end() && --it->second == 0) {
+        per_issuer_.erase(it);
+      }
+      seen_.erase(seen);
+    }
     expiry_.erase(expiry_.begin());
   }
   if (seen_.contains(key)) return false;
-  if (seen_.size() >= options_.max_remembered) {
+  // Each issuer has a share of the store of its own: one DID minting
+  // tokens as fast as it may cannot lock every other issuer out.
+  const std::size_t held = per_issuer_.contains(issuer) ? per_issuer_[issuer] : 0;
+  const bool issuer_full = held >= options_.max_remembered_per_issuer;
+  if (issuer_full || seen_.size() >= options_.max_remembered) {
     Error busy{ErrorCode::kRateLimited,
-               "service auth: too many tokens are live at once; retry in a few seconds"};
-    busy.retry_after_seconds = 5;
+               issuer_full ? "service auth: this issuer has too many tokens live at once; use "
+                             "fewer, or wait until some expire"
+                           : "service auth: too many tokens are live at once; retry in a few "
+                             "seconds"};
+    busy.retry_after_seconds = issuer_full ? 60 : 5;
     return std::unexpected(busy);
   }
-  seen_.emplace(key, exp);
+  seen_.emplace(key, Seen{issuer, exp});
   expiry_.emplace(exp, key);
+  ++per_issuer_[issuer];
   return true;
 }
 
@@ -86,13 +124,23 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
     return refuse("alg " + *alg + " is not supported (ES256K or ES256)");
   }
   if (const std::string* typ = string_claim(jwt.header, "typ")) {
-    if (*typ == "at+jwt" || *typ == "refresh+jwt" || *typ == "dpop+jwt") {
+    // Media types are case-insensitive, and "application/" may be left out
+    // (RFC 7515, 4.1.9).
+    std::string kind = lower(*typ);
+    if (kind.starts_with("application/")) kind.erase(0, 12);
+    if (kind == "at+jwt" || kind == "refresh+jwt" || kind == "dpop+jwt") {
       return refuse("a token of typ " + *typ + " is not a service-auth token");
     }
   }
   const std::string* iss = string_claim(jwt.payload, "iss");
   if (iss == nullptr) return refuse("the token has no iss");
-  const std::string did = iss->substr(0, iss->find('#'));
+  // A fragment names one of the DID's services (a labeler), signed with
+  // another key than the account's #atproto: not a caller this app view
+  // serves.
+  if (iss->find('#') != std::string::npos) {
+    return refuse("iss names a service of a DID (a #fragment), not an account");
+  }
+  const std::string& did = *iss;
   if (!schema::Did::parse(did)) return refuse("iss is not a DID");
   const std::string* aud = string_claim(jwt.payload, "aud");
   if (aud == nullptr) return refuse("the token has no aud");
@@ -107,8 +155,14 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
   if (*lxm != nsid)
     return refuse("lxm " + *lxm + " is not the method called (" + std::string(nsid) + ")");
   const std::int64_t now = now_();
-  const auto exp = time_claim(jwt.payload, "exp");
-  if (!exp) return refuse("the token has no exp");
+  const TimeClaim exp_claim = time_claim(jwt.payload, "exp");
+  if (!exp_claim.present) return refuse("the token has no exp");
+  const TimeClaim iat = time_claim(jwt.payload, "iat");
+  const TimeClaim nbf = time_claim(jwt.payload, "nbf");
+  if (!exp_claim.valid || !iat.valid || !nbf.valid) {
+    return refuse("exp, iat and nbf must be whole seconds from 0 to 2^53");
+  }
+  const std::int64_t* exp = &exp_claim.value;
   if (*exp + options_.leeway_seconds < now) {
     return refuse("the token expired " + std::to_string(now - *exp) + " s ago");
   }
@@ -116,9 +170,11 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
     return refuse("the token's exp is more than " + std::to_string(options_.max_lifetime_seconds) +
                   " s away");
   }
-  if (const auto iat = time_claim(jwt.payload, "iat");
-      iat && *iat > now + options_.leeway_seconds) {
+  if (iat.present && iat.value > now + options_.leeway_seconds) {
     return refuse("the token was issued in the future (iat)");
+  }
+  if (nbf.present && nbf.value > now + options_.leeway_seconds) {
+    return refuse("the token is not valid yet (nbf)");
   }
   const std::string* jti = string_claim(jwt.payload, "jti");
   if (jti == nullptr || jti->empty() || jti->size() > 256) {
@@ -156,13 +212,16 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
     return ServiceCaller{did, true};
   }
   auto key = keys_.key(did, false);
+  // No place to wait on the issuer's directory: come back, rather than a
+  // refusal the caller would take for a bad token.
+  if (!key && key.error().code == ErrorCode::kUnavailable) return std::unexpected(key.error());
   if (!key) return refuse("cannot get the #atproto key of " + did + ": " + key.error().message);
   if (auto ok = verify(*key); !ok) {
     auto fresh = keys_.key(did, true);
     if (!fresh) return std::unexpected(ok.error());
     if (auto again = verify(*fresh); !again) return std::unexpected(again.error());
   }
-  auto first = remember(replay_key, *exp);
+  auto first = remember(did, replay_key, *exp);
   if (!first) return std::unexpected(first.error());
   if (!*first) return refuse("the token was used before (jti replayed)");
   return ServiceCaller{did, true};

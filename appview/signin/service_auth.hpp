@@ -2,14 +2,19 @@
 // com.atproto.server.getServiceAuth) that prove who is calling.
 //
 // A token is accepted when: `alg` is ES256K or ES256 (never none), `typ` is
-// not that of an OAuth access, refresh or DPoP token; `iss` is a DID (a
-// service fragment such as #atproto_labeler is allowed and dropped); `aud`
-// is this app view's DID, with or without #bulleted_appview; `lxm` is the
-// method called; `exp` has not passed (a few seconds of leeway) and is not
-// more than an hour away; `iat`, when given, is not in the future; `jti` was
-// not seen within its token's lifetime; and the signature verifies with the
+// not that of an OAuth access, refresh or DPoP token (in any case, with or
+// without "application/"); `iss` is an account's DID (a #fragment names one
+// of its services, signed with another key: refused); `aud` is this app
+// view's DID, with or without #bulleted_appview; `lxm` is the method
+// called; `exp`, `iat` and `nbf` are whole seconds from 0 to 2^53, `exp`
+// has not passed (a few seconds of leeway) and is not more than an hour
+// away, `iat` and `nbf`, when given, are not in the future; `jti` was not
+// seen within its token's lifetime; and the signature verifies with the
 // #atproto key of `iss` (high-S accepted, as the reference verifiers do for
 // tokens), the DID document read again once when it does not.
+//
+// The jti's remembered against replay are bounded in all and per issuer,
+// so one DID cannot fill the store and lock the others out.
 //
 // Every refusal is kAuthRequired with a message that says which of these
 // failed. Thread-safe.
@@ -33,8 +38,10 @@ struct ServiceAuthOptions {
   std::string service_did;  // this app view's (service.did)
   std::int64_t leeway_seconds = 5;
   std::int64_t max_lifetime_seconds = 3600;
-  // Tokens remembered against replay at once; beyond it new ones wait.
+  // Tokens remembered against replay at once, in all and per issuer; beyond
+  // either, new ones (of that issuer) wait (429).
   std::size_t max_remembered = 200'000;
+  std::size_t max_remembered_per_issuer = 2'000;
 };
 
 enum class KeyAccess {
@@ -59,14 +66,19 @@ class ServiceAuth {
 
  private:
   // Records iss+jti until `exp`; false when it was already there.
-  Result<bool> remember(const std::string& key, std::int64_t exp);
+  Result<bool> remember(const std::string& issuer, const std::string& key, std::int64_t exp);
 
   ServiceAuthOptions options_;
   firehose::RepoKeys& keys_;
   std::function<std::int64_t()> now_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::int64_t> seen_;               // iss jti -> exp
+  struct Seen {
+    std::string issuer;
+    std::int64_t exp;
+  };
+  std::map<std::string, Seen> seen_;                       // iss jti -> its issuer, exp
   std::set<std::pair<std::int64_t, std::string>> expiry_;  // (exp, iss jti)
+  std::map<std::string, std::size_t> per_issuer_;          // iss -> jti's remembered
 };
 
 // The WWW-Authenticate challenge of a refused bearer token.

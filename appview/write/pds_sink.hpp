@@ -63,16 +63,14 @@ class PdsSink final : public RecordSink {
   PlacementFaults* faults_;
 };
 
-// What pds mode adds: identity, sessions, and the repo heads and revs this
-// app view wrote (shared with the firehose consumer).
+// What pds mode adds: sessions, and the repo heads and revs this app view
+// wrote (shared with the firehose consumer). `client` reaches the users'
+// PDSes; `identity` is the API's resolver.
 struct PdsServices {
-  PdsServices(std::shared_ptr<firehose::XrpcClient> client,
-              identity::IdentityOptions identity_options, SecretBox box,
-              firehose::WrittenRevs& written_revs)
-      : identity(client, std::move(identity_options)),
-        sessions(client, identity, std::move(box)),
-        written(written_revs) {}
-  identity::IdentityResolver identity;
+  PdsServices(std::shared_ptr<firehose::XrpcClient> client, identity::IdentityResolver& identity,
+              SecretBox box, firehose::WrittenRevs& written_revs)
+      : identity(identity), sessions(client, identity, std::move(box)), written(written_revs) {}
+  identity::IdentityResolver& identity;
   PdsSessions sessions;
   RepoHeads heads;
   firehose::WrittenRevs& written;

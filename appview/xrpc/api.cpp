@@ -33,21 +33,29 @@ std::optional<std::string> bearer_token(const HttpRequestHead& request) {
   return header.substr(7);
 }
 
-std::optional<Credential> credential_of(const HttpRequestHead& request, Mode mode) {
-  if (auto token = bearer_token(request)) return Credential{std::move(*token), false};
-  if (mode != Mode::kPds) return std::nullopt;
+std::optional<std::string> cookie_value(const HttpRequestHead& request, std::string_view name) {
   const std::string cookies = request.header("cookie");
+  std::optional<std::string> found;
   std::size_t at = 0;
   while (at < cookies.size()) {
     std::size_t end = cookies.find(';', at);
     if (end == std::string::npos) end = cookies.size();
     std::string_view pair = std::string_view(cookies).substr(at, end - at);
     while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (pair.starts_with(kSessionCookie) && pair.size() > kSessionCookie.size() + 1 &&
-        pair[kSessionCookie.size()] == '=') {
-      return Credential{std::string(pair.substr(kSessionCookie.size() + 1)), true};
+    if (pair.starts_with(name) && pair.size() > name.size() + 1 && pair[name.size()] == '=') {
+      if (found) return std::nullopt;
+      found = std::string(pair.substr(name.size() + 1));
     }
     at = end + 1;
+  }
+  return found;
+}
+
+std::optional<Credential> credential_of(const HttpRequestHead& request, const Config& config) {
+  if (auto token = bearer_token(request)) return Credential{std::move(*token), false};
+  if (config.mode != Mode::kPds) return std::nullopt;
+  if (auto token = cookie_value(request, cookie_name(config, kSessionCookie))) {
+    return Credential{std::move(*token), true};
   }
   return std::nullopt;
 }
@@ -91,7 +99,7 @@ Result<ServiceCaller> Api::precheck_jwt(std::string_view token, std::string_view
 }
 
 Result<std::optional<Caller>> Api::caller(const HttpRequestHead& request, std::string_view nsid) {
-  auto credential = credential_of(request, context_.config.mode);
+  auto credential = credential_of(request, context_.config);
   if (!credential) return std::optional<Caller>();
   if (!credential->cookie && looks_like_jwt(credential->token)) {
     if (context_.service_auth == nullptr) return std::unexpected(service_auth_off());
@@ -278,7 +286,7 @@ Admission Api::admit(const HttpRequestHead& head) {
   }
   if (head.path == "/oauth/login" || head.path == "/oauth/callback") {
     // Sign-ins reach other hosts: limited per address like createSession.
-    const std::string address = "addr " + context_.proxies.client_address(head);
+    const std::string address = "addr " + context_.proxies.client_key(head);
     if (auto wait = context_.sign_in_limits.take(address)) {
       admission.refusal =
           refused("_oauth", error_response(rate_limited(*wait, "limits.signInPerMinute")));
@@ -301,8 +309,8 @@ Admission Api::admit(const HttpRequestHead& head) {
     admission.refusal = refused(nsid, std::move(*missing));
     return admission;
   }
-  const std::string address = "addr " + context_.proxies.client_address(head);
-  auto credential = credential_of(head, context_.config.mode);
+  const std::string address = "addr " + context_.proxies.client_key(head);
+  auto credential = credential_of(head, context_.config);
   const bool jwt = credential && !credential->cookie && looks_like_jwt(credential->token);
   const std::optional<std::string> token =
       credential ? std::optional<std::string>(credential->token) : std::nullopt;
@@ -390,6 +398,12 @@ HttpResponse Api::handle(const HttpRequest& request) {
   std::string label = "other";
   HttpResponse response;
   bool query = false;
+  // Whatever this request fetches from other hosts takes a place of the
+  // outbound gate, as this client's.
+  std::optional<identity::RequestScope> scope;
+  if (context_.outbound != nullptr) {
+    scope.emplace(*context_.outbound, "addr " + context_.proxies.client_key(request));
+  }
   try {
     if (request.path == "/healthz") {
       label = "_healthz";
@@ -441,7 +455,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   }
   if (query && context_.query_limits.enabled()) {
     // Queries pay for what they produce, streamed answers as they go.
-    std::string client = "addr " + context_.proxies.client_address(request);
+    std::string client = "addr " + context_.proxies.client_key(request);
     if (response.stream) {
       response.stream = [inner = std::move(response.stream), &limits = context_.query_limits,
                          client = std::move(client)](ResponseStream& out) {

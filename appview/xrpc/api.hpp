@@ -68,12 +68,14 @@ struct AppContext {
   ImportRunner* imports = nullptr;                      // null when imports are not run
   // Handles to DIDs (com.atproto.identity.resolveHandle); null: not served.
   identity::IdentityResolver* identity = nullptr;
+  // The places for requests waiting on other hosts (identity, sign-in,
+  // service-auth keys): every request is served in a RequestScope of it.
+  // Null: fetches are not gated (tests without a network).
+  identity::FetchGate* outbound = nullptr;
   // Service-auth JWTs; null: refused (no service.did).
   ServiceAuth* service_auth = nullptr;
   // The OAuth client (pds mode with service.publicUrl); null: /oauth/ is 404.
   OAuthClient* oauth = nullptr;
-  // Handle lookups that reach the network, at once (each may wait on a host).
-  LongRequestGate handle_lookups{4};
   // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
   // environment variable BULLETED_FAULT_INJECTION=1).
   bool fault_injection = false;
@@ -89,8 +91,20 @@ struct Caller {
   Via via = Via::kToken;
 };
 
-// The web client's session cookie (pds mode, after an OAuth sign-in).
+// The web client's session cookie (pds mode, after an OAuth sign-in), and
+// the cookie that binds a sign-in to the browser that began it. Both are
+// named with the __Host- prefix unless secure_cookies() says otherwise.
 inline constexpr std::string_view kSessionCookie = "bulleted_session";
+inline constexpr std::string_view kSignInCookie = "bulleted_signin";
+
+// Whether the app view's cookies are Secure with the __Host- prefix: unless
+// service.publicUrl is http on a loopback host (a developer's machine).
+bool secure_cookies(const Config& config);
+// The name a cookie of the app view's goes by ("__Host-" + name, or name).
+std::string cookie_name(const Config& config, std::string_view name);
+// The value of the cookie `name` a request carries; nullopt when it carries
+// none, or more than one (an ambiguous cookie is no cookie).
+std::optional<std::string> cookie_value(const HttpRequestHead& request, std::string_view name);
 
 // The app view's own credential a request carries: its bearer token, else
 // (pds mode) its session cookie.
@@ -98,11 +112,12 @@ struct Credential {
   std::string token;
   bool cookie = false;
 };
-std::optional<Credential> credential_of(const HttpRequestHead& request, Mode mode);
+std::optional<Credential> credential_of(const HttpRequestHead& request, const Config& config);
 // The Set-Cookie value that gives (or, with `clear`, removes) the session
-// cookie: HttpOnly, SameSite=Lax, Secure unless service.publicUrl is http
-// on a loopback host.
+// cookie: HttpOnly, SameSite=Lax, Path=/, Secure and __Host- as above.
 std::string session_cookie(const Config& config, const std::string& token, bool clear);
+// The same for the sign-in's binding (valid for kSignInSeconds).
+std::string sign_in_cookie(const Config& config, const std::string& binding, bool clear);
 
 class Api {
  public:

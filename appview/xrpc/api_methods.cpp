@@ -38,7 +38,7 @@ struct Write {
 // The PDS session a request's bearer token or session cookie names (pds
 // mode).
 Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
-  auto credential = credential_of(request, Mode::kPds);
+  auto credential = credential_of(request, ApiMethods::context(api).config);
   if (!credential) {
     return fail(ErrorCode::kAuthRequired,
                 "procedures need an Authorization: Bearer token from app.bulleted.createSession, "
@@ -243,7 +243,7 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
     TRY(root_row, ApiMethods::store(api).node(repo, *root));
   }
   auto& context = ApiMethods::context(api);
-  auto entered = context.exports.enter("addr " + context.proxies.client_address(request));
+  auto entered = context.exports.enter("addr " + context.proxies.client_key(request));
   if (auto* refusal = std::get_if<LongRequestGate::Refusal>(&entered)) {
     Error busy{ErrorCode::kRateLimited,
                *refusal == LongRequestGate::Refusal::kClientBusy

@@ -3,8 +3,6 @@
 // answered with redirects or a small page saying what failed.
 #include <spdlog/spdlog.h>
 
-#include <variant>
-
 #include "appview/xrpc/api.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/client/network_policy.hpp"
@@ -13,51 +11,91 @@ namespace bulleted::appview {
 
 namespace {
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
+// What a person is told when signing in fails: fixed texts only. Nothing a
+// link's parameters or an authorization server said reaches the page (a
+// page of this origin saying whatever an attacker wrote would be theirs to
+// speak with); the details go to the log.
+enum class SignInProblem {
+  kHandleRequired,
+  kBadReturnTo,
+  kNotAnAccount,
+  kBusy,
+  kTooMany,
+  kDeclined,
+  kNotCompleted,
+  kServerFailed,
+  kInternal,
+};
+
+struct SignInProblemText {
+  SignInProblem problem;
+  ErrorCode code;  // the page's status, from the error table
+  std::string_view text;
+};
+
+constexpr SignInProblemText kSignInProblems[] = {
+    {SignInProblem::kHandleRequired, ErrorCode::kInvalidRequest,
+     "Enter your handle (or DID) to sign in."},
+    {SignInProblem::kBadReturnTo, ErrorCode::kInvalidRequest,
+     "The page to return to is not a page of this site."},
+    {SignInProblem::kNotAnAccount, ErrorCode::kNotFound,
+     "No account was found for that handle or DID."},
+    {SignInProblem::kBusy, ErrorCode::kUnavailable,
+     "The app view is busy with other sign-ins; try again in a moment."},
+    {SignInProblem::kTooMany, ErrorCode::kRateLimited,
+     "Too many sign-ins from here; try again in a minute."},
+    {SignInProblem::kDeclined, ErrorCode::kAuthRequired,
+     "The sign-in was not completed at your account's server."},
+    {SignInProblem::kNotCompleted, ErrorCode::kAuthRequired,
+     "This sign-in is unknown, expired or was begun in another browser; sign in again."},
+    {SignInProblem::kServerFailed, ErrorCode::kUpstreamFailure,
+     "Your account's server could not be reached, or did not answer as it should."},
+    {SignInProblem::kInternal, ErrorCode::kInternal, "The sign-in failed; try again later."},
+};
+static_assert(std::size(kSignInProblems) == static_cast<std::size_t>(SignInProblem::kInternal) + 1);
+
+// The problem an error of the sign-in's steps is to a person.
+SignInProblem problem_of(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidRequest:
+    case ErrorCode::kNotFound:
+      return SignInProblem::kNotAnAccount;
+    case ErrorCode::kUnavailable:
+      return SignInProblem::kBusy;
+    case ErrorCode::kRateLimited:
+      return SignInProblem::kTooMany;
+    case ErrorCode::kAuthRequired:
+    case ErrorCode::kForbidden:
+      return SignInProblem::kNotCompleted;
+    case ErrorCode::kUpstreamFailure:
+    case ErrorCode::kPayloadTooLarge:
+      return SignInProblem::kServerFailed;
+    default:
+      return SignInProblem::kInternal;
   }
-  return out;
 }
 
-// What a person sees when signing in fails: the reason, and the way back.
-HttpResponse sign_in_page(const Error& error) {
-  const ErrorStatus& status = error_status(error.code);
-  const std::string message = status.status == 500 ? "the request failed" : error.message;
+HttpResponse sign_in_page(SignInProblem problem, int retry_after_seconds = 0) {
+  const SignInProblemText& row = kSignInProblems[static_cast<std::size_t>(problem)];
   HttpResponse response{
-      status.status,
+      error_status(row.code).status,
       "text/html; charset=utf-8",
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign-in failed "
       "- Bulleted</title></head><body><h1>Sign-in failed</h1><p id=\"reason\">" +
-          html_escape(message) + "</p><p><a href=\"/\">Back to Bulleted</a></p></body></html>",
+          std::string(row.text) + "</p><p><a href=\"/\">Back to Bulleted</a></p></body></html>",
       {},
       {}};
   response.headers = {{"Content-Security-Policy", "default-src 'none'"},
                       {"Cache-Control", "no-store"},
                       {"Referrer-Policy", "no-referrer"}};
-  if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
-    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  if (retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
   }
   return response;
+}
+
+HttpResponse sign_in_page(const Error& error) {
+  return sign_in_page(problem_of(error), error.retry_after_seconds);
 }
 
 HttpResponse redirect(const std::string& location) {
@@ -67,11 +105,21 @@ HttpResponse redirect(const std::string& location) {
   return response;
 }
 
-// Secure unless the app view is served over http on a loopback host (a
-// developer's machine).
-bool secure_cookie(const std::string& public_url) {
-  if (!public_url.starts_with("http://")) return true;
-  auto host = firehose::split_url(public_url);
+// A cookie of the app view's: HttpOnly, Path=/, no Domain; Secure with the
+// __Host- prefix (so no sibling host can set or shadow it) unless the app
+// view is served over http on a loopback host (a developer's machine).
+std::string app_cookie(const Config& config, std::string_view name, const std::string& value,
+                       std::string_view same_site, std::int64_t max_age) {
+  return cookie_name(config, name) + "=" + value +
+         "; Path=/; HttpOnly; SameSite=" + std::string(same_site) +
+         "; Max-Age=" + std::to_string(max_age) + (secure_cookies(config) ? "; Secure" : "");
+}
+
+}  // namespace
+
+bool secure_cookies(const Config& config) {
+  if (!config.public_url || !config.public_url->starts_with("http://")) return true;
+  auto host = firehose::split_url(*config.public_url);
   if (!host) return true;
   std::string name = host->first.substr(7);
   if (name.starts_with("["))
@@ -81,14 +129,19 @@ bool secure_cookie(const std::string& public_url) {
   return name != "localhost" && name != "127.0.0.1" && name != "[::1]";
 }
 
-}  // namespace
+std::string cookie_name(const Config& config, std::string_view name) {
+  return (secure_cookies(config) ? "__Host-" : "") + std::string(name);
+}
 
 std::string session_cookie(const Config& config, const std::string& token, bool clear) {
-  std::string cookie = std::string(kSessionCookie) + "=" + (clear ? "" : token) +
-                       "; Path=/; HttpOnly; SameSite=Lax; Max-Age=" +
-                       (clear ? "0" : std::to_string(180 * 24 * 3600));
-  if (!config.public_url || secure_cookie(*config.public_url)) cookie += "; Secure";
-  return cookie;
+  return app_cookie(config, kSessionCookie, clear ? "" : token, "Lax", clear ? 0 : 180 * 24 * 3600);
+}
+
+// The binding of a sign-in to the browser that began it: SameSite=Lax, so
+// that the authorization server's redirect back (a top-level GET from
+// another site) carries it.
+std::string sign_in_cookie(const Config& config, const std::string& binding, bool clear) {
+  return app_cookie(config, kSignInCookie, clear ? "" : binding, "Lax", clear ? 0 : kSignInSeconds);
 }
 
 HttpResponse Api::oauth_route(const HttpRequest& request) {
@@ -109,72 +162,67 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     response.headers.emplace_back("Cache-Control", "max-age=600");
     return response;
   }
-  auto params = XrpcParams::parse(request.query);
-  if (!params) return sign_in_page(params.error());
   if (request.path != "/oauth/login" && request.path != "/oauth/callback") {
     return error_response(Error{ErrorCode::kNotFound, "no such path under /oauth/"});
   }
-  // Each sign-in step waits on other hosts: a few at once, one per client.
-  auto entered = context_.handle_lookups.enter("addr " + context_.proxies.client_address(request));
-  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
-    Error busy{ErrorCode::kRateLimited, "too many sign-ins are under way; retry soon"};
-    busy.retry_after_seconds = 1;
-    return sign_in_page(busy);
-  }
+  auto params = XrpcParams::parse(request.query);
+  if (!params) return sign_in_page(SignInProblem::kHandleRequired);
   if (request.path == "/oauth/login") {
     const auto handle = params->text("handle");
     const std::string return_to = params->text("returnTo").value_or("/");
     if (!handle || handle->empty() || handle->size() > 253) {
-      return sign_in_page(Error{ErrorCode::kInvalidRequest, "handle (or DID) is required"});
+      return sign_in_page(SignInProblem::kHandleRequired);
     }
-    if (!same_origin_path(return_to)) {
-      return sign_in_page(
-          Error{ErrorCode::kInvalidRequest, "returnTo must be a path of this site"});
+    if (!same_origin_path(return_to)) return sign_in_page(SignInProblem::kBadReturnTo);
+    // No limit per account here: OAuth has no password to guess, and such a
+    // limit would only let anyone lock an account out of signing in. Each
+    // address is limited (admit()), and each step waiting on another host
+    // takes a place of the outbound gate.
+    auto started = context_.oauth->begin(store(), *handle, return_to);
+    if (!started) {
+      spdlog::info("oauth: a sign-in could not start: {}", started.error().message);
+      return sign_in_page(started.error());
     }
-    std::string account = *handle;
-    for (auto& c : account) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (auto wait = context_.sign_in_account_limits.take("account " + account)) {
-      return sign_in_page(rate_limited(*wait, "limits.signInPerAccountPerMinute"));
-    }
-    auto target = context_.oauth->begin(store(), *handle, return_to);
-    if (!target) {
-      spdlog::info("oauth: a sign-in of {} could not start: {}", *handle, target.error().message);
-      return sign_in_page(target.error());
-    }
-    return redirect(*target);
-  }
-  {
-    const std::string state = params->text("state").value_or("");
-    if (state.empty()) {
-      return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback has no state"});
-    }
-    if (params->text("error")) {
-      // Refused at the authorization server: back where the user was.
-      auto back = context_.oauth->abandon(store(), state);
-      if (!back) {
-        return sign_in_page(
-            Error{ErrorCode::kAuthRequired,
-                  "the sign-in was not completed: " + params->text("error").value_or("")});
-      }
-      return redirect(back->empty() ? "/" : *back);
-    }
-    const auto code = params->text("code");
-    const auto iss = params->text("iss");
-    if (!code || !iss) {
-      return sign_in_page(Error{ErrorCode::kInvalidRequest, "the callback lacks code or iss"});
-    }
-    auto signed_in = context_.oauth->complete(store(), *code, state, *iss);
-    if (!signed_in) {
-      spdlog::info("oauth: a sign-in did not complete: {}", signed_in.error().message);
-      return sign_in_page(signed_in.error());
-    }
-    auto created = context_.pds->sessions.create(store(), *signed_in);
-    if (!created) return sign_in_page(created.error());
-    HttpResponse response = redirect(signed_in->return_to.empty() ? "/" : signed_in->return_to);
+    HttpResponse response = redirect(started->url);
     response.headers.emplace_back("Set-Cookie",
-                                  session_cookie(context_.config, created->token, false));
+                                  sign_in_cookie(context_.config, started->binding, false));
     return response;
   }
+  const std::string state = params->text("state").value_or("");
+  const std::string binding =
+      cookie_value(request, cookie_name(context_.config, kSignInCookie)).value_or("");
+  HttpResponse response;
+  if (state.empty()) {
+    response = sign_in_page(SignInProblem::kNotCompleted);
+  } else if (params->text("error")) {
+    // Refused at the authorization server: back where the user was (the
+    // server's words stay out of the page).
+    auto back = context_.oauth->abandon(store(), state, binding);
+    spdlog::info("oauth: a sign-in ended at the authorization server ({})",
+                 back ? "declined" : "not this browser's");
+    response =
+        back ? redirect(back->empty() ? "/" : *back) : sign_in_page(SignInProblem::kDeclined);
+  } else if (!params->text("code") || !params->text("iss")) {
+    response = sign_in_page(SignInProblem::kNotCompleted);
+  } else {
+    auto signed_in = context_.oauth->complete(store(), *params->text("code"), state,
+                                              *params->text("iss"), binding);
+    if (!signed_in) {
+      spdlog::info("oauth: a sign-in did not complete: {}", signed_in.error().message);
+      response = sign_in_page(signed_in.error());
+    } else if (auto created = context_.pds->sessions.create(store(), *signed_in); !created) {
+      spdlog::error("oauth: the session of {} could not be kept: {}", signed_in->did,
+                    created.error().message);
+      response = sign_in_page(created.error());
+    } else {
+      response = redirect(signed_in->return_to.empty() ? "/" : signed_in->return_to);
+      response.headers.emplace_back("Set-Cookie",
+                                    session_cookie(context_.config, created->token, false));
+    }
+  }
+  // The binding is single use, whatever became of the sign-in.
+  response.headers.emplace_back("Set-Cookie", sign_in_cookie(context_.config, "", true));
+  return response;
 }
 
 }  // namespace bulleted::appview

@@ -142,16 +142,14 @@ HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& reque
     return error_response(Error{ErrorCode::kInvalidRequest, "not a handle: " + parsed.error()});
   }
   auto& context = ApiMethods::context(api);
-  // Each lookup may wait on another host: a few at once, one per client.
-  auto entered = context.handle_lookups.enter("addr " + context.proxies.client_address(request));
-  if (std::holds_alternative<LongRequestGate::Refusal>(entered)) {
-    Error busy{ErrorCode::kRateLimited, "too many handle lookups are running; retry soon"};
-    busy.retry_after_seconds = 1;
-    return error_response(busy);
-  }
+  // A lookup that reaches another host takes a place of the outbound gate
+  // (503 with Retry-After when none is free).
   auto did = context.identity->resolve_handle(*handle);
   if (!did) {
-    if (did.error().code == ErrorCode::kInvalidRequest) return error_response(did.error());
+    if (did.error().code == ErrorCode::kInvalidRequest ||
+        did.error().code == ErrorCode::kUnavailable) {
+      return error_response(did.error());
+    }
     return json_response({{"error", "HandleNotFound"},
                           {"message", "cannot resolve " + *handle + ": " + did.error().message}},
                          400);

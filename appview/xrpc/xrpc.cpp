@@ -106,7 +106,7 @@ HttpResponse error_response(const Error& error) {
   HttpResponse response = json_response(
       {{"error", status.name}, {"message", internal ? "the request failed" : error.message}},
       status.status);
-  if (error.code == ErrorCode::kRateLimited && error.retry_after_seconds > 0) {
+  if (error.retry_after_seconds > 0) {
     response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
   }
   if (error.code == ErrorCode::kAuthRequired) {

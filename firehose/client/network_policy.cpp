@@ -10,31 +10,78 @@
 namespace bulleted::firehose {
 namespace {
 
-bool private_v4(const unsigned char* a) {
-  return a[0] == 0 || a[0] == 10 || a[0] == 127 ||   // this network, private, loopback
-         (a[0] == 100 && (a[1] & 0xc0) == 64) ||     // carrier-grade NAT 100.64/10
-         (a[0] == 169 && a[1] == 254) ||             // link-local
-         (a[0] == 172 && (a[1] & 0xf0) == 16) ||     // 172.16/12
-         (a[0] == 192 && a[1] == 168) ||             // 192.168/16
-         (a[0] == 192 && a[1] == 0 && a[2] == 0) ||  // IETF protocol assignments
-         (a[0] == 198 && (a[1] & 0xfe) == 18) ||     // benchmarking 198.18/15
-         a[0] >= 224;                                // multicast and reserved
+// A block of addresses: its first bytes and prefix length.
+struct Block {
+  std::array<unsigned char, 16> bytes;
+  int bits;
+  const char* what;
+};
+
+bool in_block(const unsigned char* address, const Block& block) {
+  int bits = block.bits;
+  for (int i = 0; bits > 0; ++i, bits -= 8) {
+    const unsigned char mask = bits >= 8 ? 0xff : static_cast<unsigned char>(0xff << (8 - bits));
+    if ((address[i] & mask) != (block.bytes[i] & mask)) return false;
+  }
+  return true;
 }
 
-bool private_v6(const unsigned char* a) {
-  static constexpr std::array<unsigned char, 16> kLoopback = {0, 0, 0, 0, 0, 0, 0, 0,
-                                                              0, 0, 0, 0, 0, 0, 0, 1};
-  static constexpr std::array<unsigned char, 16> kAny{};
-  if (std::memcmp(a, kLoopback.data(), 16) == 0 || std::memcmp(a, kAny.data(), 16) == 0) {
-    return true;
+// IANA's IPv4 Special-Purpose Address Registry: every block that is not
+// globally reachable, plus the deprecated 6to4 relay anycast (RFC 7526),
+// and multicast and the reserved space above it. Only what is left may be
+// the target of an address the network names.
+constexpr Block kSpecialV4[] = {
+    {{0}, 8, "this network"},
+    {{10}, 8, "private"},
+    {{100, 64}, 10, "shared (carrier-grade NAT)"},
+    {{127}, 8, "loopback"},
+    {{169, 254}, 16, "link-local"},
+    {{172, 16}, 12, "private"},
+    {{192, 0, 0}, 24, "IETF protocol assignments"},
+    {{192, 0, 2}, 24, "documentation"},
+    {{192, 31, 196}, 24, "AS112"},
+    {{192, 52, 193}, 24, "AMT"},
+    {{192, 88, 99}, 24, "6to4 relay anycast"},
+    {{192, 168}, 16, "private"},
+    {{192, 175, 48}, 24, "AS112 direct delegation"},
+    {{198, 18}, 15, "benchmarking"},
+    {{198, 51, 100}, 24, "documentation"},
+    {{203, 0, 113}, 24, "documentation"},
+    {{224}, 4, "multicast"},
+    {{240}, 4, "reserved, and the limited broadcast address"},
+};
+
+bool private_v4(const unsigned char* a) {
+  for (const Block& block : kSpecialV4) {
+    if (in_block(a, block)) return true;
   }
-  // IPv4-mapped ::ffff:a.b.c.d: the IPv4 rules.
+  return false;
+}
+
+// IPv6: only global unicast (2000::/3) is reachable, less the blocks of
+// IANA's IPv6 Special-Purpose Address Registry inside it (each either not
+// globally reachable, or carrying an IPv4 address inside it that could
+// lead back to a private one: Teredo, 6to4, NAT64). IPv4-mapped addresses
+// follow the IPv4 rules; every other form (IPv4-compatible, IPv4-translated
+// ::ffff:0:a.b.c.d, 64:ff9b::/96 and 64:ff9b:1::/48, discard 100::/64,
+// unique local, site-local, link-local, multicast) is outside 2000::/3.
+constexpr Block kGlobalV6 = {{0x20}, 3, "global unicast"};
+constexpr Block kSpecialV6[] = {
+    {{0x20, 0x01}, 23, "IETF protocol assignments (Teredo, ORCHID, benchmarking, ...)"},
+    {{0x20, 0x01, 0x0d, 0xb8}, 32, "documentation"},
+    {{0x20, 0x02}, 16, "6to4"},
+    {{0x3f, 0xff}, 20, "documentation"},
+};
+
+bool private_v6(const unsigned char* a) {
   static constexpr std::array<unsigned char, 12> kMapped = {0, 0, 0, 0, 0,    0,
                                                             0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(a, kMapped.data(), 12) == 0) return private_v4(a + 12);
-  return (a[0] & 0xfe) == 0xfc ||                    // unique local fc00::/7
-         (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) ||  // link-local fe80::/10
-         a[0] == 0xff;                               // multicast
+  if (!in_block(a, kGlobalV6)) return true;
+  for (const Block& block : kSpecialV6) {
+    if (in_block(a, block)) return true;
+  }
+  return false;
 }
 
 }  // namespace

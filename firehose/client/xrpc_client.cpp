@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <list>
 #include <mutex>
 
 namespace bulleted::firehose {
@@ -14,8 +15,10 @@ namespace {
 
 class HttpXrpcClient final : public XrpcClient {
  public:
-  HttpXrpcClient(std::chrono::seconds timeout, std::size_t max_body_bytes)
-      : timeout_(timeout), max_body_bytes_(max_body_bytes) {}
+  HttpXrpcClient(std::chrono::seconds timeout, std::size_t max_body_bytes, std::size_t max_hosts)
+      : timeout_(timeout),
+        max_body_bytes_(max_body_bytes),
+        max_hosts_(std::max<std::size_t>(1, max_hosts)) {}
 
   Result<XrpcReply> call(const XrpcRequest& request) override {
     const std::string where = request.method + " " + request.base_url + request.path;
@@ -36,26 +39,42 @@ class HttpXrpcClient final : public XrpcClient {
       } else if (!request.form.empty()) {
         http.set_body(form_encode(request.form), "application/x-www-form-urlencoded");
       }
-      web::http::http_response response = client->request(http).get();
+      // Cancelling closes the connection: how an answer over the cap stops
+      // arriving (left alone, the client would go on reading it into memory).
+      pplx::cancellation_token_source cancel;
+      web::http::http_response response = client->request(http, cancel.get_token()).get();
+      auto too_large = [&] {
+        cancel.cancel();
+        return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
+      };
       auto length = response.headers().content_length();
       if (length != std::numeric_limits<decltype(length)>::max() && length > max_body_bytes_) {
-        return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
+        return too_large();
       }
-      // Read straight into the reply's string (the answer is held once).
-      // An answer without a Content-Length is checked once it has arrived.
-      concurrency::streams::container_buffer<std::string> sink;
-      response.body().read_to_end(sink).get();
+      // Read piece by piece, and no further than the cap: an answer without
+      // a Content-Length (chunked) is cut off as soon as it passes it, so
+      // what the far side sends never costs more than the cap.
+      std::string body;
+      auto in = response.body();
+      while (true) {
+        concurrency::streams::container_buffer<std::string> piece;
+        const std::size_t got = in.read(piece, kPieceBytes).get();
+        if (got == 0) break;
+        if (body.size() + got > max_body_bytes_) return too_large();
+        if (body.empty()) {
+          body = std::move(piece.collection());
+        } else {
+          body += piece.collection();
+        }
+      }
       // The read ends as soon as the body's stream is closed for writing;
       // cpprest finishes that close in a task of its own pool. Wait for it,
       // so that no task of this answer is left behind (a command that exits
       // right after its last answer would leave it unrun).
       response.content_ready().wait();
-      if (sink.collection().size() > max_body_bytes_) {
-        return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
-      }
       XrpcReply reply;
       reply.status = response.status_code();
-      reply.body = std::move(sink.collection());
+      reply.body = std::move(body);
       for (const auto& [name, value] : response.headers()) {
         std::string lower = name;
         std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -69,28 +88,54 @@ class HttpXrpcClient final : public XrpcClient {
   }
 
  private:
+  static constexpr std::size_t kPieceBytes = 64 * 1024;
+
+  // The client of `base_url`, made when first needed. At most max_hosts_
+  // are kept: the host used longest ago is dropped first (a call still
+  // running on it keeps its own reference), so hosts named by the network
+  // cannot grow the pool without bound.
   std::shared_ptr<web::http::client::http_client> client_for(const std::string& base_url) {
     std::lock_guard lock(mutex_);
-    auto& slot = clients_[base_url];
-    if (!slot) {
-      web::http::client::http_client_config config;
-      config.set_timeout(timeout_);
-      slot = std::make_shared<web::http::client::http_client>(web::uri(base_url), config);
+    auto found = clients_.find(base_url);
+    if (found != clients_.end()) {
+      recent_.splice(recent_.begin(), recent_, found->second.second);
+      return found->second.first;
     }
-    return slot;
+    web::http::client::http_client_config config;
+    config.set_timeout(timeout_);
+    auto client = std::make_shared<web::http::client::http_client>(web::uri(base_url), config);
+    while (clients_.size() >= max_hosts_ && !recent_.empty()) {
+      clients_.erase(recent_.back());
+      recent_.pop_back();
+    }
+    recent_.push_front(base_url);
+    clients_.emplace(base_url, std::pair{client, recent_.begin()});
+    return client;
   }
 
+ public:
+  std::size_t pooled_hosts() const override {
+    std::lock_guard lock(mutex_);
+    return clients_.size();
+  }
+
+ private:
   std::chrono::seconds timeout_;
   std::size_t max_body_bytes_;
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<web::http::client::http_client>> clients_;
+  std::size_t max_hosts_;
+  mutable std::mutex mutex_;
+  std::list<std::string> recent_;  // base URLs, most recently used first
+  std::map<std::string, std::pair<std::shared_ptr<web::http::client::http_client>,
+                                  std::list<std::string>::iterator>>
+      clients_;
 };
 
 }  // namespace
 
 std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
-                                                  std::size_t max_body_bytes) {
-  return std::make_shared<HttpXrpcClient>(timeout, max_body_bytes);
+                                                  std::size_t max_body_bytes,
+                                                  std::size_t max_hosts) {
+  return std::make_shared<HttpXrpcClient>(timeout, max_body_bytes, max_hosts);
 }
 
 }  // namespace bulleted::firehose

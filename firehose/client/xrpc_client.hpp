@@ -1,7 +1,8 @@
 // Outbound XRPC over HTTP(S): one small interface for every call the app view
 // makes to other services (getRepo on a PDS, identity lookups, a user's PDS
 // writes). The implementation keeps one cpprestsdk http_client per origin
-// (it pools connections) and never lets cpprest headers into other files.
+// (it pools connections) for a bounded number of origins, and never lets
+// cpprest headers into other files.
 //
 // Thread-safe. Calls block: make them from worker threads, never from a
 // cpprest handler or continuation.
@@ -59,10 +60,16 @@ class XrpcClient {
   // transport failure (refused, reset, timeout, bad URL) is kUpstreamFailure,
   // an answer over the cap kPayloadTooLarge (read no further than the cap).
   virtual Result<XrpcReply> call(const XrpcRequest& request) = 0;
+  // How many hosts the client holds connections for (0 for clients that
+  // keep none).
+  virtual std::size_t pooled_hosts() const { return 0; }
 };
 
-// `max_body_bytes` caps every answer read.
+// `max_body_bytes` caps every answer read (no more than that is ever read
+// from the socket); `timeout` bounds each call; connections are pooled for
+// at most `max_hosts` hosts at once, the least recently used dropped first.
 std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
-                                                  std::size_t max_body_bytes);
+                                                  std::size_t max_body_bytes,
+                                                  std::size_t max_hosts = 64);
 
 }  // namespace bulleted::firehose

@@ -8,6 +8,7 @@
 
 #include "firehose/bounded_queue.hpp"
 #include "firehose/consumer/discovery.hpp"
+#include "firehose/consumer/http_fetcher.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
 #include "firehose/records.hpp"
 
@@ -308,8 +309,9 @@ void FirehoseConsumer::indexing_loop() {
     shared->indexing_done = true;
     return;
   }
-  identity::IdentityResolver identity(make_http_xrpc_client(options_.fetch_timeout, 1 << 20),
-                                      options_.identity);
+  identity::IdentityResolver identity(
+      make_http_fetcher({.allow_private_addresses = options_.identity.allow_private_addresses}),
+      options_.identity);
   IngestOptions ingest = options_.ingest;
   ingest.keys = &identity;
   Ingestor ingestor(**store, ingest, metrics_);

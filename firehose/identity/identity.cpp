@@ -1,6 +1,5 @@
 #include "firehose/identity/identity.hpp"
 
-#include "firehose/client/network_policy.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::identity {
@@ -19,9 +18,9 @@ std::optional<std::string> origin_of(const std::string& url) {
   return origin;
 }
 
-Result<nlohmann::json> fetch_json(firehose::XrpcClient& client, firehose::XrpcRequest request,
-                                  const std::string& what) {
-  auto reply = client.call(request);
+Result<nlohmann::json> fetch_json(Fetcher& fetcher, FetchKind kind, Target target,
+                                  const firehose::XrpcRequest& request, const std::string& what) {
+  auto reply = fetcher.fetch(kind, target, request);
   if (!reply) return std::unexpected(reply.error());
   if (reply->status == 404 || reply->status == 400) {
     std::string detail = reply->error_message();
@@ -129,9 +128,8 @@ Result<firehose::PublicKey> signing_key(const nlohmann::json& document, const st
   return key;
 }
 
-IdentityResolver::IdentityResolver(std::shared_ptr<firehose::XrpcClient> client,
-                                   IdentityOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {}
+IdentityResolver::IdentityResolver(std::shared_ptr<Fetcher> fetcher, IdentityOptions options)
+    : fetcher_(std::move(fetcher)), options_(std::move(options)) {}
 
 std::optional<std::string> IdentityResolver::cached(const std::string& key) {
   std::lock_guard lock(mutex_);
@@ -162,7 +160,7 @@ Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
   if (options_.handle_resolver) {
     auto origin = origin_of(*options_.handle_resolver);
     if (!origin) return fail(ErrorCode::kInvalidRequest, "the handle resolver is not a URL");
-    auto json = fetch_json(*client_,
+    auto json = fetch_json(*fetcher_, FetchKind::kHandle, Target::kOperator,
                            {.base_url = *origin,
                             .path = "/xrpc/com.atproto.identity.resolveHandle",
                             .query = {{"handle", name}}},
@@ -172,13 +170,15 @@ Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
   } else {
     // The host is whoever registered the name: checked like every address
     // the network gives.
-    if (auto allowed = firehose::check_network_url("https://" + name + "/.well-known/atproto-did",
-                                                   options_.allow_private_addresses);
-        !allowed) {
-      return fail(ErrorCode::kUpstreamFailure, "handle " + name + ": " + allowed.error().message);
+    auto reply =
+        fetcher_->fetch(FetchKind::kHandle, Target::kNetwork,
+                        {.base_url = "https://" + name, .path = "/.well-known/atproto-did"});
+    if (!reply) {
+      if (reply.error().code == ErrorCode::kInvalidRequest) {
+        return fail(ErrorCode::kUpstreamFailure, "handle " + name + ": " + reply.error().message);
+      }
+      return std::unexpected(reply.error());
     }
-    auto reply = client_->call({.base_url = "https://" + name, .path = "/.well-known/atproto-did"});
-    if (!reply) return std::unexpected(reply.error());
     if (reply->status != 200) return fail(ErrorCode::kNotFound, "handle " + name + " not found");
     did = reply->body;
     while (!did.empty() && std::isspace(static_cast<unsigned char>(did.back()))) did.pop_back();
@@ -193,17 +193,40 @@ Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
 Result<nlohmann::json> IdentityResolver::read_document(const std::string& did) {
   auto location = did_document_location(did, options_.plc_url);
   if (!location) return std::unexpected(location.error());
-  if (did.starts_with("did:web:")) {
-    if (auto allowed = firehose::check_network_url(location->first + location->second,
-                                                   options_.allow_private_addresses);
-        !allowed) {
-      return fail(ErrorCode::kUpstreamFailure, did + ": " + allowed.error().message);
+  // While a request waits on one read of a DID's document, another request
+  // naming the same DID does not wait too: it is told to come back.
+  const bool in_request = RequestScope::current() != nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (reading_.contains(did) && in_request) {
+      Error busy{ErrorCode::kUnavailable,
+                 "the DID document of " + did + " is being read; retry in a second"};
+      busy.retry_after_seconds = 1;
+      return std::unexpected(busy);
     }
+    reading_.insert(did);
   }
+  struct Done {
+    IdentityResolver* self;
+    const std::string& did;
+    ~Done() {
+      std::lock_guard lock(self->mutex_);
+      self->reading_.erase(did);
+    }
+  } done{this, did};
+  // A did:plc document comes from the operator's directory; a did:web
+  // host is the network's.
+  const Target target = did.starts_with("did:web:") ? Target::kNetwork : Target::kOperator;
   documents_read_++;
-  auto document = fetch_json(*client_, {.base_url = location->first, .path = location->second},
-                             "DID document of " + did);
-  if (!document) return document;
+  auto document =
+      fetch_json(*fetcher_, FetchKind::kDidDocument, target,
+                 {.base_url = location->first, .path = location->second}, "DID document of " + did);
+  if (!document) {
+    if (document.error().code == ErrorCode::kInvalidRequest && target == Target::kNetwork) {
+      return fail(ErrorCode::kUpstreamFailure, did + ": " + document.error().message);
+    }
+    return document;
+  }
   // Whatever the caller asked for, keep both answers the document gives.
   if (auto endpoint = pds_endpoint(*document, did)) remember("pds:" + did, *endpoint);
   if (auto key = signing_key(*document, did)) {

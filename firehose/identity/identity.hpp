@@ -4,8 +4,12 @@
 // service, or else through https://<handle>/.well-known/atproto-did. A
 // did:plc document comes from the configured PLC directory, a did:web
 // document from https://<host>/.well-known/did.json. The PDS is the
-// document's #atproto_pds service. Answers are cached for a TTL; failures are
-// not cached.
+// document's #atproto_pds service. Every read goes through a Fetcher
+// (fetcher.hpp: a 64 KiB cap on documents, short timeouts, the network
+// policy for the network's hosts, failures remembered for a minute, and the
+// request gate). Answers are cached for a TTL. While a request waits on a
+// DID's document, another request for the same DID is told to retry
+// (kUnavailable) rather than wait or read it again.
 //
 // The repo signing key is the document's #atproto verification method
 // (Multikey, or the older EcdsaSecp256k1/Secp256r1VerificationKey2019 forms),
@@ -22,10 +26,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "firehose/client/xrpc_client.hpp"
 #include "firehose/crypto.hpp"
+#include "firehose/identity/fetcher.hpp"
 #include "firehose/verify.hpp"
 #include "schema/error.hpp"
 
@@ -36,14 +42,15 @@ struct IdentityOptions {
   std::optional<std::string> handle_resolver;
   std::chrono::seconds cache_ttl{3600};
   std::chrono::seconds refresh_interval{60};  // at most one forced re-read per DID
-  // A did:web host is the network's address: checked by check_network_url
-  // unless this allows http and private addresses (test networks).
+  // Addresses the network names (a did:web host, a handle's host, a PDS)
+  // may be http and private: test networks only. The resolver's Fetcher
+  // carries its own copy of this setting.
   bool allow_private_addresses = false;
 };
 
 class IdentityResolver final : public firehose::RepoKeys {
  public:
-  IdentityResolver(std::shared_ptr<firehose::XrpcClient> client, IdentityOptions options);
+  IdentityResolver(std::shared_ptr<Fetcher> fetcher, IdentityOptions options);
 
   // The DID a handle names.
   Result<std::string> resolve_handle(const std::string& handle);
@@ -59,6 +66,9 @@ class IdentityResolver final : public firehose::RepoKeys {
   void forget(const std::string& did) override;
   // DID documents read since start.
   std::uint64_t documents_read() const { return documents_read_.load(); }
+  // The fetcher its reads go through (for other fetches of the same kind
+  // of caller: a PDS sign-in).
+  Fetcher& fetcher() { return *fetcher_; }
 
  private:
   struct KeyEntry {
@@ -78,10 +88,11 @@ class IdentityResolver final : public firehose::RepoKeys {
   std::optional<std::string> cached(const std::string& key);
   void remember(const std::string& key, const std::string& value);
 
-  std::shared_ptr<firehose::XrpcClient> client_;
+  std::shared_ptr<Fetcher> fetcher_;
   IdentityOptions options_;
   std::mutex mutex_;
   std::map<std::string, Entry> cache_;
+  std::set<std::string> reading_;  // DIDs whose document is being read
 };
 
 // Where a DID's document is fetched: {base_url, path}; kInvalidRequest for a

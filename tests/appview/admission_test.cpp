@@ -165,10 +165,12 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
   config_.mode = Mode::kPds;
   config_.allow_password_sessions = true;
   firehose::WrittenRevs written;
-  PdsServices pds(
-      firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
-      identity::IdentityOptions{config_.plc_url, config_.handle_resolver, std::chrono::seconds(60)},
-      SecretBox("a key of at least thirty-two characters"), written);
+  auto client = firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20);
+  identity::IdentityResolver identity(
+      identity::Fetcher::over(client),
+      identity::IdentityOptions{config_.plc_url, config_.handle_resolver,
+                                std::chrono::seconds(60)});
+  PdsServices pds(client, identity, SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
   context.pds = &pds;
   Api api(context);
@@ -199,9 +201,9 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
 TEST_F(AdmitTest, PasswordSessionsAreOffInPdsModeUnlessAllowed) {
   config_.mode = Mode::kPds;
   firehose::WrittenRevs written;
-  PdsServices pds(firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20),
-                  identity::IdentityOptions{}, SecretBox("a key of at least thirty-two characters"),
-                  written);
+  auto client = firehose::make_http_xrpc_client(std::chrono::seconds(5), 1 << 20);
+  identity::IdentityResolver identity(identity::Fetcher::over(client), identity::IdentityOptions{});
+  PdsServices pds(client, identity, SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
   context.pds = &pds;
   Api api(context);

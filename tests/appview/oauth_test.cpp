@@ -78,7 +78,9 @@ TEST(PublicJwk, GivesTheUncompressedPointOfEitherCurve) {
 class OAuthClientTest : public ::testing::Test {
  protected:
   OAuthClientTest()
-      : identity_(firehose::make_http_xrpc_client(std::chrono::seconds(1), 1024), {}),
+      : identity_(
+            identity::Fetcher::over(firehose::make_http_xrpc_client(std::chrono::seconds(1), 1024)),
+            {}),
         box_("a key of at least thirty-two characters") {}
   testing::TempDir dir_;
   identity::IdentityResolver identity_;
@@ -98,9 +100,10 @@ TEST_F(OAuthClientTest, MetadataAndKeysAreAConfidentialClientsAndTheKeyIsKept) {
                    .has_value())
       << "sealed with the session key";
 
-  OAuthClient client({.public_url = "https://appview.example.com"}, *keys,
-                     firehose::make_http_xrpc_client(std::chrono::seconds(1), 1024), identity_,
-                     box_);
+  OAuthClient client(
+      {.public_url = "https://appview.example.com"}, *keys,
+      identity::Fetcher::over(firehose::make_http_xrpc_client(std::chrono::seconds(1), 1024)),
+      firehose::make_http_xrpc_client(std::chrono::seconds(1), 1024), identity_, box_);
   const json metadata = client.client_metadata();
   EXPECT_EQ(metadata["client_id"], "https://appview.example.com/oauth/client-metadata.json");
   EXPECT_EQ(metadata["redirect_uris"], json::array({"https://appview.example.com/oauth/callback"}));
@@ -171,33 +174,67 @@ TEST(FormEncode, PercentEncodesAllButTheUnreserved) {
 }
 
 TEST(SessionCookie, IsTheCredentialOfPdsModeOnlyAndSecureOffLoopback) {
+  Config config;
+  config.mode = Mode::kPds;
+  config.public_url = "http://127.0.0.1:2584";  // a developer's machine: no prefix
   HttpRequestHead head;
   head.headers["cookie"] = "theme=dark; bulleted_session=bt_abc; other=1";
-  auto credential = credential_of(head, Mode::kPds);
+  auto credential = credential_of(head, config);
   ASSERT_TRUE(credential.has_value());
   EXPECT_TRUE(credential->cookie);
   EXPECT_EQ(credential->token, "bt_abc");
-  EXPECT_FALSE(credential_of(head, Mode::kLocal).has_value())
-      << "local mode has no cookie sessions";
+  Config local = config;
+  local.mode = Mode::kLocal;
+  EXPECT_FALSE(credential_of(head, local).has_value()) << "local mode has no cookie sessions";
   head.headers["cookie"] = "bulleted_session_x=1; xbulleted_session=2";
-  EXPECT_FALSE(credential_of(head, Mode::kPds).has_value());
+  EXPECT_FALSE(credential_of(head, config).has_value());
   head.headers["authorization"] = "Bearer bt_token";
-  credential = credential_of(head, Mode::kPds);
+  credential = credential_of(head, config);
   ASSERT_TRUE(credential.has_value());
   EXPECT_FALSE(credential->cookie) << "a bearer token comes first";
 
-  Config config;
   config.public_url = "https://appview.example.com";
   EXPECT_EQ(session_cookie(config, "bt_x", false),
-            "bulleted_session=bt_x; Path=/; HttpOnly; SameSite=Lax; Max-Age=15552000; Secure");
+            "__Host-bulleted_session=bt_x; Path=/; HttpOnly; SameSite=Lax; Max-Age=15552000; "
+            "Secure");
   EXPECT_EQ(session_cookie(config, "", true),
-            "bulleted_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
+            "__Host-bulleted_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
   config.public_url = "http://127.0.0.1:2584";
   EXPECT_EQ(session_cookie(config, "t", false).find("Secure"), std::string::npos);
+  EXPECT_TRUE(session_cookie(config, "t", false).starts_with("bulleted_session=t;"));
   config.public_url = "http://localhost:2584";
   EXPECT_EQ(session_cookie(config, "t", false).find("Secure"), std::string::npos);
   config.public_url = "http://appview.example.com";
   EXPECT_NE(session_cookie(config, "t", false).find("Secure"), std::string::npos);
+}
+
+TEST(SessionCookie, OnTheOpenNetworkOnlyTheHostPrefixedCookieCountsAndOnlyWhenItIsAlone) {
+  Config config;
+  config.mode = Mode::kPds;
+  config.public_url = "https://appview.example.com";
+  HttpRequestHead head;
+  // A cookie without the prefix may have been set by a sibling host
+  // (Domain=example.com): it is not a credential here.
+  head.headers["cookie"] = "bulleted_session=bt_sibling";
+  EXPECT_FALSE(credential_of(head, config).has_value());
+  head.headers["cookie"] = "bulleted_session=bt_sibling; __Host-bulleted_session=bt_own";
+  auto credential = credential_of(head, config);
+  ASSERT_TRUE(credential.has_value());
+  EXPECT_EQ(credential->token, "bt_own");
+  // Two of them (which no browser sends for one host-only cookie): neither
+  // is taken, rather than the first.
+  head.headers["cookie"] = "__Host-bulleted_session=bt_a; __Host-bulleted_session=bt_b";
+  EXPECT_FALSE(credential_of(head, config).has_value());
+  EXPECT_EQ(cookie_value(head, "__Host-bulleted_session"), std::nullopt);
+}
+
+TEST(SignInCookie, BindsTheSignInForItsTenMinutesAndIsLaxSoTheRedirectBackCarriesIt) {
+  Config config;
+  config.public_url = "https://appview.example.com";
+  EXPECT_EQ(sign_in_cookie(config, "b1", false),
+            "__Host-bulleted_signin=b1; Path=/; HttpOnly; SameSite=Lax; Max-Age=600; Secure");
+  EXPECT_EQ(sign_in_cookie(config, "", true),
+            "__Host-bulleted_signin=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
 }
 
 }  // namespace

@@ -151,13 +151,15 @@ TEST(IdentityTest, HandlesAreResolvedOnlyAtHostsTheNetworkPolicyAllows) {
   // (https://<handle>/.well-known/atproto-did): a name someone registered,
   // checked like every address the network gives before anything is sent.
   auto client = std::make_shared<CountingClient>();
-  identity::IdentityResolver resolver(client, {});
+  identity::IdentityResolver resolver(identity::Fetcher::over(client), {});
   auto refused = resolver.resolve_handle("alice.localhost");
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, ErrorCode::kUpstreamFailure) << refused.error().message;
   EXPECT_EQ(client->calls, 0);
   // The test setting lets the same name through (loopback is then allowed).
-  identity::IdentityResolver testing(client, {.allow_private_addresses = true});
+  identity::IdentityResolver testing(
+      identity::Fetcher::over(client, {.allow_private_addresses = true}),
+      {.allow_private_addresses = true});
   auto resolved = testing.resolve_handle("alice.localhost");
   ASSERT_TRUE(resolved.has_value()) << resolved.error().message;
   EXPECT_EQ(*resolved, "did:plc:ewvi7nxzyoun6zhxrhs64oiz");

@@ -101,13 +101,16 @@ TEST_F(ServiceAuthTest, TokensOfBothCurvesAreAcceptedForEitherFormOfTheAudience)
   ASSERT_TRUE(header.has_value());
   EXPECT_EQ(header->header["alg"], "ES256");
   EXPECT_EQ(verdict(es256), "accepted");
+}
 
-  // A labeler's or other service's fragment on iss names the same DID.
+TEST_F(ServiceAuthTest, AnIssuerWithAFragmentIsAServiceNotTheAccountAndIsRefused) {
+  // A labeler's (or any service's) fragment names a service of the DID,
+  // whose tokens are signed with another key than the account's #atproto:
+  // never taken as the account itself, even signed with the account's key.
   json service_iss = claims();
   service_iss["iss"] = std::string(kAlice) + "#atproto_labeler";
-  auto labeler = check(mint(service_iss, &alice_p256_));
-  ASSERT_TRUE(labeler.has_value()) << labeler.error().message;
-  EXPECT_EQ(labeler->did, kAlice);
+  EXPECT_NE(verdict(mint(service_iss)).find("names a service"), std::string::npos);
+  EXPECT_EQ(keys_.reads, 0) << "refused before any key is read";
 }
 
 TEST_F(ServiceAuthTest, EachClaimThatDoesNotHoldIsRefusedByName) {
@@ -137,6 +140,41 @@ TEST_F(ServiceAuthTest, EachClaimThatDoesNotHoldIsRefusedByName) {
   EXPECT_NE(verdict(with("iat", now_ + 600)).find("issued in the future"), std::string::npos);
   EXPECT_NE(verdict(with("iss", "alice")).find("iss is not a DID"), std::string::npos);
   EXPECT_NE(verdict(with("jti", nullptr)).find("no jti"), std::string::npos);
+  // nbf: not before, with the same leeway as the others.
+  EXPECT_NE(verdict(with("nbf", now_ + 600)).find("not valid yet (nbf)"), std::string::npos);
+  EXPECT_EQ(verdict(with("nbf", now_ + 3)), "accepted") << "within the leeway";
+  EXPECT_EQ(verdict(with("nbf", now_ - 60)), "accepted");
+}
+
+TEST_F(ServiceAuthTest, TimeClaimsAreWholeSecondsInRangeNeverCastFromAnythingElse) {
+  auto with = [&](const char* name, json value) {
+    json payload = claims();
+    payload[name] = std::move(value);
+    return mint(payload);
+  };
+  // 1e300 cast to an integer is undefined behaviour; a fraction, a negative
+  // or a number past 2^53 is not a NumericDate this app view reads.
+  for (const char* name : {"exp", "iat", "nbf"}) {
+    for (const json& bad :
+         {json(1e300), json(-1e300), json(static_cast<double>(now_) + 0.5), json(-5),
+          json(std::uint64_t{1} << 60), json("1800000060"), json(nullptr)}) {
+      if (bad.is_null() && std::string(name) == "exp") continue;  // "no exp", tested above
+      const std::string refused = verdict(with(name, bad));
+      EXPECT_NE(refused.find("whole seconds"), std::string::npos)
+          << name << " " << bad.dump() << ": " << refused;
+    }
+  }
+  EXPECT_EQ(verdict(with("exp", now_ + 60)), "accepted");
+}
+
+TEST_F(ServiceAuthTest, TheTypOfAnOAuthTokenIsRefusedInAnySpelling) {
+  for (const char* typ : {"at+jwt", "AT+JWT", "At+Jwt", "application/at+jwt", "APPLICATION/AT+JWT",
+                          "refresh+JWT", "application/dpop+jwt", "DPOP+JWT"}) {
+    EXPECT_NE(verdict(mint(claims(), nullptr, {{"typ", typ}})).find("is not a service-auth token"),
+              std::string::npos)
+        << typ;
+  }
+  EXPECT_EQ(verdict(mint(claims(), nullptr, {{"typ", "JWT"}})), "accepted");
 }
 
 TEST_F(ServiceAuthTest, AReplayedTokenIsRefusedUntilItWouldHaveExpiredAnyway) {
@@ -259,6 +297,53 @@ TEST_F(ServiceAuthTest, TheReplayCacheIsBounded) {
   EXPECT_EQ(full.error().code, ErrorCode::kRateLimited);
   now_ += 120;  // the two expire
   EXPECT_TRUE(small.check(mint(claims()), kMethod, KeyAccess::kFetch).has_value());
+}
+
+TEST_F(ServiceAuthTest, OneIssuerCannotFillTheReplayStoreForTheOthers) {
+  constexpr const char* kBob = "did:plc:bobbbbbbbbbbbbbbbbbbbbbbb";
+  const PrivateKey bob_key = PrivateKey::generate(KeyCurve::kSecp256k1);
+  keys_.current.emplace(kBob, bob_key.public_key());
+  ServiceAuth auth(
+      ServiceAuthOptions{
+          .service_did = kAppView, .max_remembered = 100, .max_remembered_per_issuer = 3},
+      keys_, [this] { return now_; });
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(auth.check(mint(claims()), kMethod, KeyAccess::kFetch).has_value()) << i;
+  }
+  auto spent = auth.check(mint(claims()), kMethod, KeyAccess::kFetch);
+  ASSERT_FALSE(spent.has_value());
+  EXPECT_EQ(spent.error().code, ErrorCode::kRateLimited);
+  EXPECT_NE(spent.error().message.find("this issuer"), std::string::npos);
+  // Another issuer is not locked out by the first one's tokens.
+  json bob = claims();
+  bob["iss"] = kBob;
+  EXPECT_TRUE(auth.check(mint(bob, &bob_key), kMethod, KeyAccess::kFetch).has_value());
+  EXPECT_EQ(auth.remembered(), 4u);
+  // Once the first issuer's tokens expire, it has its share again.
+  now_ += 120;
+  EXPECT_TRUE(auth.check(mint(claims()), kMethod, KeyAccess::kFetch).has_value());
+}
+
+// Keys that cannot be read now: no place to wait on the directory.
+class BusyKeys final : public firehose::RepoKeys {
+ public:
+  Result<PublicKey> key(const std::string&, bool) override {
+    Error busy{ErrorCode::kUnavailable, "busy"};
+    busy.retry_after_seconds = 1;
+    return std::unexpected(busy);
+  }
+  std::optional<PublicKey> cached_key(const std::string&) override { return std::nullopt; }
+  void forget(const std::string&) override {}
+};
+
+TEST_F(ServiceAuthTest, AKeyThatCannotBeFetchedNowIsAnUnavailableNotABadToken) {
+  BusyKeys busy;
+  ServiceAuth auth(ServiceAuthOptions{.service_did = kAppView}, busy, [this] { return now_; });
+  auto checked = auth.check(mint(claims()), kMethod, KeyAccess::kFetch);
+  ASSERT_FALSE(checked.has_value());
+  EXPECT_EQ(checked.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(checked.error().retry_after_seconds, 1);
+  EXPECT_EQ(auth.remembered(), 0u) << "the token may come back";
 }
 
 TEST(BearerChallenge, QuotesTheDescription) {

@@ -20,6 +20,50 @@ TEST(NetworkPolicy, PrivateLoopbackAndLinkLocalAddressesAreRecognised) {
   }
 }
 
+TEST(NetworkPolicy, EveryBlockOfIanasSpecialPurposeRegistriesIsRefused) {
+  // Each form that once got through, and one address of each block that is
+  // not globally reachable or carries an IPv4 address back inside.
+  for (const char* address : {"192.88.99.1",
+                              "::127.0.0.1",
+                              "::10.0.0.1",
+                              "::ffff:0:127.0.0.1",
+                              "::ffff:0:8.8.8.8",
+                              "64:ff9b::7f00:1",
+                              "64:ff9b::808:808",
+                              "64:ff9b:1::1",
+                              "2002:7f00:1::1",
+                              "2002:808:808::1",
+                              "fec0::1",
+                              "100::1",
+                              "2001::1",
+                              "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+                              "2001:db8::1",
+                              "2001:10::1",
+                              "3fff::1",
+                              "192.0.2.1",
+                              "198.51.100.1",
+                              "203.0.113.1",
+                              "192.31.196.1",
+                              "192.52.193.1",
+                              "192.175.48.1",
+                              "240.0.0.1",
+                              "255.255.255.255",
+                              "198.19.0.1",
+                              "192.0.0.8",
+                              "4000::1",
+                              "1::1"}) {
+    EXPECT_TRUE(is_private_address(address)) << address;
+  }
+  for (const char* address :
+       {"1.1.1.1", "192.88.98.1", "192.0.3.1", "198.20.0.1", "2a00:1450:4001::1",
+        "2606:4700:4700::1111", "2400:cb00::1", "::ffff:1.1.1.1"}) {
+    EXPECT_FALSE(is_private_address(address)) << address;
+  }
+  EXPECT_FALSE(check_network_url("https://[64:ff9b::7f00:1]/", false).has_value());
+  EXPECT_FALSE(check_network_url("https://[::ffff:0:7f00:1]:443/", false).has_value());
+  EXPECT_FALSE(check_network_url("https://192.88.99.1/", false).has_value());
+}
+
 TEST(NetworkPolicy, OnlyHttpsToPublicHostsUnlessAllowed) {
   EXPECT_FALSE(check_network_url("http://8.8.8.8/xrpc/x", false).has_value());
   EXPECT_FALSE(check_network_url("https://127.0.0.1:2583/xrpc/x", false).has_value());
