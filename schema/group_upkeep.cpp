@@ -183,8 +183,21 @@ Result<void> register_group_upkeep(Database& db) {
   return {};
 }
 
+Result<void> add_to_node_total(Database& db, std::int64_t delta) {
+  if (delta == 0) return {};
+  auto stmt = db.prepare("UPDATE index_totals SET nodes = nodes + ?1 WHERE id = 1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, delta);
+  return (*stmt)->run();
+}
+
 Result<void> GroupUpkeep::flush() {
   if (groups_.empty()) return {};
+  {
+    std::int64_t total = 0;
+    for (const auto& [group, change] : groups_) total += change.delta;
+    if (auto r = add_to_node_total(db_, total); !r) return r;
+  }
   {
     // One statement for the whole batch (not one a group), its groups read
     // in key order so that the counts are written along the b-tree. A group

@@ -1,7 +1,8 @@
 // What the index keeps beside the nodes of each sibling group, kept by the
 // writes themselves in their own transaction: the child count (group_counts,
 // schema 6) and the counted blocks of positions (order_blocks, schema 7;
-// schema/positions.hpp). A batch notes every node it adds to or takes from a
+// schema/positions.hpp), and the index's node total (index_totals, schema
+// 9: what health and metrics report, never counted). A batch notes every node it adds to or takes from a
 // group; flush() then writes each group's count once for the whole batch,
 // moves the counts of the blocks that hold the nodes, and balances the
 // blocks. Every path that changes nodes goes through here: Store::apply
@@ -58,6 +59,10 @@ class GroupUpkeep {
 // Registers on `db` the SQL function through which flush()'s upsert reports
 // the groups it finds (once a connection, before any flush).
 Result<void> register_group_upkeep(Database& db);
+
+// Adds `delta` to the index's node total (nodes that came, or went with a
+// deleted repo).
+Result<void> add_to_node_total(Database& db, std::int64_t delta);
 
 // Takes away the counts and blocks of every group of `did` (its nodes are
 // gone with the repo).

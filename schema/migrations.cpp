@@ -189,6 +189,15 @@ ALTER TABLE nodes ADD COLUMN facets TEXT;
 ALTER TABLE nodes ADD COLUMN record_bytes INTEGER NOT NULL DEFAULT 0;
 UPDATE nodes SET record_bytes = length(CAST(record AS BLOB));
 )sql",
+    // 9: the number of nodes, kept with every write, so that health and
+    // metrics read one row instead of counting a million.
+    R"sql(
+CREATE TABLE IF NOT EXISTS index_totals (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  nodes INTEGER NOT NULL
+);
+INSERT OR REPLACE INTO index_totals (id, nodes) SELECT 1, COUNT(*) FROM nodes;
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -201,6 +210,7 @@ constexpr const char* kStepNames[] = {
     "child counts of every sibling group",
     "counted blocks of large sibling groups",
     "served facets and lengths of the records",
+    "the kept number of nodes",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 

@@ -153,6 +153,7 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status)
   (*stmt)->bind(1, did).bind(2, to_string(status));
   if (auto r = (*stmt)->run(); !r) return r;
   if (status != RepoStatus::kDeleted) return {};
+  int removed = -1;  // the nodes the first statement takes away
   for (const char* sql :
        {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
         "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
@@ -160,7 +161,9 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status)
     if (!purge) return pass(purge);
     (*purge)->bind(1, did);
     if (auto r = (*purge)->run(); !r) return r;
+    if (removed < 0) removed = (*purge)->changes();
   }
+  if (auto r = add_to_node_total(db, -removed); !r) return r;
   return forget_repo_groups(db, did);
 }
 
@@ -436,7 +439,8 @@ Result<std::optional<std::int64_t>> Store::cursor(std::string_view source) {
 }
 
 Result<std::int64_t> Store::node_count() {
-  auto count = query_value<std::int64_t>(*db_, "SELECT COUNT(*) FROM nodes");
+  // Kept with every write (index_totals), never counted: one row's read.
+  auto count = query_value<std::int64_t>(*db_, "SELECT nodes FROM index_totals WHERE id = 1");
   if (!count) return std::unexpected(count.error());
   return count->value_or(0);
 }

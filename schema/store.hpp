@@ -268,13 +268,15 @@ struct IntegrityReport {
   // Nodes whose kept facets or record length (served in place of the
   // record) are not their record's.
   std::int64_t wrong_record_fields = 0;
+  // The kept node total (health, metrics) against the nodes counted.
+  std::int64_t kept_node_total = 0;
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
   // The database itself is sound (odd records are counted, not failures).
   bool ok() const {
     return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0 &&
-           wrong_record_fields == 0;
+           wrong_record_fields == 0 && kept_node_total == nodes;
   }
 };
 

@@ -57,6 +57,9 @@ Result<IntegrityReport> Store::integrity_report() {
   };
   if (auto r = count("SELECT COUNT(*) FROM nodes", report.nodes); !r) return pass(r);
   if (auto r = count("SELECT COUNT(*) FROM tombstones", report.tombstones); !r) return pass(r);
+  if (auto r = count("SELECT nodes FROM index_totals WHERE id = 1", report.kept_node_total); !r) {
+    return pass(r);
+  }
   if (auto r = count("SELECT COUNT(*) FROM nodes WHERE sort_key = '~'", report.malformed_keys); !r)
     return pass(r);
   if (auto r = count("SELECT COUNT(*) FROM nodes WHERE grp LIKE '%#unattached'", report.unattached);
