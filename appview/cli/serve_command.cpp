@@ -165,6 +165,10 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   }
 
   appview::AppContext context(*config);
+  // Health and readiness answer from what this thread last read, at once.
+  appview::DatabaseProbe database(config->db_path, config->busy_timeout_ms);
+  database.start();
+  context.database = &database;
   // Imports run on a thread of their own, resuming unfinished jobs.
   appview::ImportRunner imports(config->db_path, config->busy_timeout_ms,
                                 [&](schema::Store& store, const schema::ImportJobRow& job) {
@@ -228,6 +232,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   server.stop(std::chrono::seconds(config->shutdown_grace_seconds));
   imports.stop();
   if (consumer) consumer->stop();
+  database.stop();
   spdlog::info("stopped");
   return 0;
 }

@@ -87,14 +87,38 @@ void send(http_request request, http_response response, std::function<void(bool)
   }
 }
 
+// A body that fails when read: what a HEAD answer carries so that cpprest
+// sends its headers as they are (the GET's Content-Length, or chunked for a
+// streamed answer, instead of the "Content-Length: 0" it writes for an answer
+// without a body) and then, finding nothing to send, closes the connection.
+void set_unreadable_body(http_response& response, const std::string& content_type) {
+  concurrency::streams::producer_consumer_buffer<std::uint8_t> buffer;
+  // Set while the buffer is open (set_body refuses a failed stream), failed
+  // right after: cpprest reads it only once the headers are out.
+  response.set_body(concurrency::streams::istream(buffer), content_type);
+  try {
+    buffer.close(std::ios_base::out, std::make_exception_ptr(BodyRefused())).get();
+  } catch (...) {
+  }
+}
+
 // Takes the answer's body: a large one (a subtree, an export page) is moved
 // into cpprest's buffer, not copied.
 http_response to_cpprest(HttpResponse out, bool head_only, bool close) {
   http_response response(static_cast<status_code>(out.status));
   for (const auto& [name, value] : out.headers) response.headers().add(name, value);
+  // No answer is ever read as another type than it says it is.
+  if (!response.headers().has("X-Content-Type-Options")) {
+    response.headers().add("X-Content-Type-Options", "nosniff");
+  }
   if (close) response.headers().add("Connection", "close");
   if (head_only) {
-    response.headers().set_content_type(out.content_type);
+    if (out.stream) {
+      response.headers().add("Transfer-Encoding", "chunked");
+    } else {
+      response.headers().add("Content-Length", std::to_string(out.body.size()));
+    }
+    set_unreadable_body(response, out.content_type);
   } else if (!out.stream && out.status != 204) {
     response.set_body(std::move(out.body), out.content_type);
   }
@@ -309,11 +333,15 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   void answer_unread(http_request request, const HttpRequestHead& head, HttpResponse out,
                      bool body_pending) {
     if (body_pending) {
-      refuse_body(request, lower_trimmed(request.headers().has("Expect")
-                                             ? request.headers().find("Expect")->second
-                                             : std::string()) == "100-continue");
+      // A chunked body is answered at once, not drained: cpprest reads each
+      // chunk whole into memory before it can drop it, and one chunk may
+      // announce gigabytes.
+      const bool chunked = head.headers.contains("transfer-encoding");
+      refuse_body(request, chunked || lower_trimmed(request.headers().has("Expect")
+                                                        ? request.headers().find("Expect")->second
+                                                        : std::string()) == "100-continue");
     }
-    send(request, finish(head, std::move(out), false, body_pending));
+    send(request, finish(head, std::move(out), head.method == "HEAD", body_pending));
   }
 
   // Runs the handler on a worker and replies (streaming when asked).
@@ -379,6 +407,10 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     in.path = web::uri::decode(request.relative_uri().path());
     in.query = request.relative_uri().query();
     in.remote = request.remote_address();
+    // A target of the form //host/path parses as an authority and an empty
+    // path: it names no path of this server (and must not read as "/").
+    const bool network_path =
+        request.request_uri().scheme().empty() && !request.request_uri().host().empty();
     if (draining) {
       send(request,
            finish(in, refuse(ErrorCode::kUnavailable, "the server is shutting down"), false, true));
@@ -391,6 +423,13 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
                               in.headers.contains("transfer-encoding");
     if (auto problem = framing_problem(raw)) {
       answer_unread(request, in, refuse(problem->code, problem->message), true);
+      finished();
+      return;
+    }
+    if (network_path) {
+      answer_unread(request, in,
+                    refuse(ErrorCode::kInvalidRequest, "the request target must be a path"),
+                    body_pending);
       finished();
       return;
     }
@@ -419,23 +458,61 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       finished();
       return;
     }
+    if (length == 0 && admission.lane == Lane::kAtOnce) {
+      // Answered here, on the listener's thread: no queue to wait in.
+      serve(request, std::move(in));
+      return;
+    }
     if (length == 0) {
       dispatch(request, std::move(in), admission.lane);
       return;
     }
-    const HttpRequestHead head = in;
-    auto buffer = std::make_shared<concurrency::streams::container_buffer<std::string>>();
-    buffer->collection().reserve(length);
-    const Lane lane = admission.lane;
-    request.body().read_to_end(*buffer).then(
-        [self = shared_from_this(), request, buffer, lane, head,
-         in = std::move(in)](pplx::task<std::size_t> read) mutable {
+    read_body(request, std::move(in), length,
+              admission.lane == Lane::kAtOnce ? Lane::kOperators : admission.lane);
+  }
+
+  // Reads an admitted body into the request, then dispatches it. Memory
+  // follows what has arrived, never what was announced: a client that
+  // announces 50 MiB and sends nothing holds a piece, not 50 MiB.
+  void read_body(http_request request, HttpRequest in, std::size_t length, Lane lane) {
+    struct Reading {
+      HttpRequest in;
+      std::size_t length;
+      Lane lane;
+      std::string body;
+    };
+    auto reading = std::make_shared<Reading>(Reading{std::move(in), length, lane, {}});
+    read_piece(request, reading);
+  }
+
+  template <class Reading>
+  void read_piece(http_request request, std::shared_ptr<Reading> reading) {
+    constexpr std::size_t kPiece = 64 * 1024;
+    auto piece = std::make_shared<concurrency::streams::container_buffer<std::string>>();
+    request.body()
+        .read(*piece, std::min(kPiece, reading->length - reading->body.size()))
+        .then([self = shared_from_this(), request, reading,
+               piece](pplx::task<std::size_t> read) mutable {
           try {
-            read.get();
-            in.body = std::move(buffer->collection());
-            self->dispatch(request, std::move(in), lane);
+            const std::size_t got = read.get();
+            std::string& body = reading->body;
+            if (got > 0 && body.size() + got <= reading->length) {
+              // Grown by doubling, never past the announced length.
+              if (body.size() + got > body.capacity()) {
+                body.reserve(
+                    std::min(reading->length, std::max(body.capacity() * 2, body.size() + got)));
+              }
+              body.append(piece->collection(), 0, got);
+            }
+            if (got == 0 || body.size() >= reading->length) {
+              if (body.size() != reading->length) throw BodyRefused();
+              reading->in.body = std::move(body);
+              self->dispatch(request, std::move(reading->in), reading->lane);
+              return;
+            }
+            self->read_piece(request, reading);
           } catch (...) {
-            send(request, self->finish(head,
+            send(request, self->finish(reading->in,
                                        self->refuse(ErrorCode::kInvalidRequest,
                                                     "the request body could not be read"),
                                        false, true));

@@ -15,12 +15,19 @@
 //   body may be; a refused or oversized body is never read (the connection
 //   is closed after the answer);
 // - the body is read once, into the request's string;
-// - requests admitted to the operators' lane (health, readiness, metrics)
-//   are answered by a thread of their own that never waits behind request
-//   work; a full work queue is 503;
+// - requests admitted to the operators' lane (metrics) are answered by a
+//   thread of their own that never waits behind request work, and those
+//   admitted to answer at once (health, readiness: reads of kept state) on
+//   the listener's thread, behind nothing; a full work queue is 503;
+// - a body is read as it arrives, into memory that grows with it (never
+//   reserved from the announced length); a refused chunked body is not
+//   drained but answered at once, and the connection closed;
+// - a request target of the form //host/path is 400, not "/";
+// - every answer says X-Content-Type-Options: nosniff;
 // - a response may be streamed (chunked) as a handler produces it, with at
 //   most ~1 MiB waiting for the client;
-// - HEAD is answered without a body;
+// - HEAD is answered without a body, with the Content-Length the GET would
+//   have (or chunked, for a streamed answer), and the connection closed;
 // - every request gets exactly one reply; stop() answers new requests 503
 //   and waits for in-flight ones.
 #pragma once
@@ -83,7 +90,10 @@ struct HttpResponse {
 
 enum class Lane {
   kRequests,   // the worker pool
-  kOperators,  // a thread of its own: health, readiness, metrics
+  kOperators,  // a thread of its own: metrics, and whatever below has a body
+  kAtOnce,     // the listener's own thread, no queue: answers that are only
+               // reads of kept state (/healthz, /readyz); the handler must not
+               // block
 };
 
 // The front's decision from the head of a request.

@@ -124,11 +124,20 @@ Result<std::optional<Caller>> Api::caller(const HttpRequestHead& request, std::s
 }
 
 HttpResponse Api::health() {
-  try {
-    auto count = store().node_count();
-    if (!count) throw std::runtime_error(count.error().message);
-  } catch (const std::exception& e) {
-    spdlog::error("health: the database is unusable: {}", e.what());
+  std::string problem;
+  if (context_.database != nullptr) {
+    const DatabaseReading reading = context_.database->reading();
+    if (!reading.usable) problem = reading.problem;
+  } else {
+    try {
+      auto count = store().node_count();
+      if (!count) problem = count.error().message;
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  if (!problem.empty()) {
+    spdlog::error("health: the database is unusable: {}", problem);
     return json_response(
         {{"version", kVersion}, {"error", "Unavailable"}, {"message", "the database is unusable"}},
         503);
@@ -143,11 +152,16 @@ HttpResponse Api::health() {
 
 HttpResponse Api::ready() {
   nlohmann::json problems = nlohmann::json::array();
-  try {
-    if (auto r = store().check_writable(); !r)
-      problems.push_back("database not writable: " + r.error().message);
-  } catch (const std::exception& e) {
-    problems.push_back(std::string("database unusable: ") + e.what());
+  if (context_.database != nullptr) {
+    const DatabaseReading reading = context_.database->reading();
+    if (!reading.writable) problems.push_back(reading.problem);
+  } else {
+    try {
+      if (auto r = store().check_writable(); !r)
+        problems.push_back("database not writable: " + r.error().message);
+    } catch (const std::exception& e) {
+      problems.push_back(std::string("database unusable: ") + e.what());
+    }
   }
   if (context_.firehose != nullptr) {
     if (context_.firehose->connection != static_cast<int>(firehose::ConnectionState::kConnected)) {
@@ -178,7 +192,8 @@ HttpResponse Api::metrics() {
   std::int64_t nodes = -1;
   schema::CheckpointCounts checkpoints;
   try {
-    nodes = store().node_count().value_or(-1);
+    nodes = context_.database != nullptr ? context_.database->reading().nodes
+                                         : store().node_count().value_or(-1);
     checkpoints = store().checkpoints();
   } catch (...) {
   }
@@ -281,7 +296,11 @@ Admission Api::admit(const HttpRequestHead& head) {
     return admission;
   }
   if (operators_path(head.path)) {
-    admission.lane = Lane::kOperators;
+    // Health and readiness are reads of kept state when the probe keeps it:
+    // answered on the listener's thread, behind nothing. Metrics render on
+    // the operators' thread.
+    admission.lane =
+        context_.database != nullptr && head.path != "/metrics" ? Lane::kAtOnce : Lane::kOperators;
     return admission;
   }
   if (head.path == "/oauth/login" || head.path == "/oauth/callback") {

@@ -26,6 +26,7 @@
 #include "appview/signin/tokens.hpp"
 #include "appview/write/pds_sink.hpp"
 #include "appview/write/placement.hpp"
+#include "appview/xrpc/database_probe.hpp"
 #include "appview/xrpc/rate_limiter.hpp"
 #include "appview/xrpc/request_metrics.hpp"
 #include "firehose/identity/identity.hpp"
@@ -72,6 +73,10 @@ struct AppContext {
   // service-auth keys): every request is served in a RequestScope of it.
   // Null: fetches are not gated (tests without a network).
   identity::FetchGate* outbound = nullptr;
+  // The database as a thread of its own last read it: health and readiness
+  // answer from it at once. Null: they read the database themselves, on the
+  // operators' thread.
+  const DatabaseProbe* database = nullptr;
   // Service-auth JWTs; null: refused (no service.did).
   ServiceAuth* service_auth = nullptr;
   // The OAuth client (pds mode with service.publicUrl); null: /oauth/ is 404.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -357,6 +358,126 @@ TEST_F(HttpFrontTest, HeadHasNoBodyAndTraceReachesTheHandler) {
       request("TRACE / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer secret-token\r\n\r\n");
   EXPECT_EQ(status_line(trace), "HTTP/1.1 405 Method Not Allowed");
   EXPECT_EQ(trace.find("secret-token"), std::string::npos) << "TRACE echoed the request";
+}
+
+TEST_F(HttpFrontTest, HealthAtOnceAnswersWhileTheOperatorsThreadAndEveryWorkerAreBusy) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.path == "/metrics") admission.lane = Lane::kOperators;
+    if (head.path == "/healthz") admission.lane = Lane::kAtOnce;
+    return admission;
+  };
+  std::shared_future<void> released = release_.get_future().share();
+  std::atomic<int> holding{0};
+  std::promise<void> both_held;
+  start(std::move(options), [&](const HttpRequest& request) {
+    if (request.path == "/slow" || request.path == "/metrics") {
+      if (++holding == 2) both_held.set_value();
+      released.wait();
+    }
+    return plain(200, request.path);
+  });
+  Client slow(port_);
+  slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+  Client metrics(port_);
+  metrics.send("GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n");
+  both_held.get_future().wait();
+  EXPECT_TRUE(request("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/healthz"))
+      << "health waited behind the operators' thread or a worker";
+  release_worker();
+  EXPECT_TRUE(slow.response().ends_with("/slow"));
+  EXPECT_TRUE(metrics.response().ends_with("/metrics"));
+}
+
+// One chunk announcing 512 MiB: refused (411) at once, with the connection
+// closed, instead of being read whole into memory before it is dropped.
+TEST_F(HttpFrontTest, ARefusedChunkedBodyIsAnsweredAtOnceNotDrained) {
+  std::atomic<int> handled{0};
+  start({}, [&](const HttpRequest&) {
+    ++handled;
+    return plain(200, "ok");
+  });
+  Client client(port_);
+  client.send("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n20000000\r\n");
+  client.send(std::string(64 * 1024, 'c'));  // and the rest never comes
+  const std::string answer = client.response();
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 411 Length Required") << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos);
+  EXPECT_EQ(handled.load(), 0);
+}
+
+// What a process has mapped (VmSize), in MiB.
+double mapped_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmSize:")) return std::stod(line.substr(7)) / 1024;
+  }
+  return -1;
+}
+
+// A body is held as it arrives: 64 clients announcing 48 MiB each and
+// sending a few bytes cost what they sent, not 3 GiB reserved up front.
+TEST_F(HttpFrontTest, AnAnnouncedLengthIsNotReservedBeforeTheBodyArrives) {
+  HttpServerOptions options;
+  options.default_body_limit = 64u << 20;
+  std::atomic<int> handled{0};
+  start(std::move(options), [&](const HttpRequest& request) {
+    ++handled;
+    return plain(200, std::to_string(request.body.size()));
+  });
+  const double before = mapped_mib();
+  std::vector<std::unique_ptr<Client>> half_open;
+  for (int i = 0; i < 64; ++i) {
+    half_open.push_back(std::make_unique<Client>(port_));
+    half_open.back()->send("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 50331648\r\n\r\nstart");
+  }
+  // Every connection's headers are read once a request behind them is.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(status_line(request("GET /probe HTTP/1.1\r\nHost: h\r\n\r\n")), "HTTP/1.1 200 OK");
+  }
+  const double grown = mapped_mib() - before;
+  EXPECT_LT(grown, 1024) << "MiB mapped for bodies that have not arrived";
+  EXPECT_EQ(handled.load(), 3);
+  // A body that does arrive is read whole.
+  const std::string body(3u << 20, 'b');
+  EXPECT_TRUE(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body)
+                  .ends_with(std::to_string(body.size())));
+}
+
+TEST_F(HttpFrontTest, HeadSaysTheLengthTheGetWouldHaveAndSendsNoBody) {
+  const std::string page = "<!doctype html><title>x</title>";
+  start({}, [&](const HttpRequest&) { return plain(200, page); });
+  const std::string get = request("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_NE(get.find("Content-Length: " + std::to_string(page.size())), std::string::npos) << get;
+  const std::string head = request("HEAD / HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(status_line(head), "HTTP/1.1 200 OK");
+  EXPECT_NE(head.find("Content-Length: " + std::to_string(page.size()) + "\r\n"), std::string::npos)
+      << head;
+  EXPECT_EQ(head.find("Content-Length: 0"), std::string::npos) << head;
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << "no body: " << head;
+}
+
+TEST_F(HttpFrontTest, ATargetThatIsNotAPathIsRefusedAndEveryAnswerSaysNosniff) {
+  std::vector<std::string> paths;
+  std::mutex mutex;
+  start({}, [&](const HttpRequest& request) {
+    std::lock_guard lock(mutex);
+    paths.push_back(request.path);
+    return plain(200, "handled " + request.path);
+  });
+  const std::string network_path = request("GET //app.js HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(status_line(network_path), "HTTP/1.1 400 Bad Request") << network_path;
+  EXPECT_TRUE(paths.empty()) << "//app.js reached the handler as " << paths.front();
+  const std::string fine = request("GET /app.js HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_TRUE(fine.ends_with("handled /app.js"));
+  for (const std::string& answer : {network_path, fine}) {
+    EXPECT_NE(answer.find("X-Content-Type-Options: nosniff"), std::string::npos) << answer;
+  }
 }
 
 }  // namespace
