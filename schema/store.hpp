@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -142,6 +143,12 @@ struct NodeRowView {
   std::int64_t change_seq = 0;
 };
 
+// At least the bytes a node takes as a NodeView in an answer: its record's
+// text, note and facets (escaped alike), its URI (the DID, however long),
+// record key, parent and CID, the fields of the view and the brackets of a
+// subtree around it. How answers are bounded before they are written.
+std::size_t view_bytes(const NodeRowView& row);
+
 struct NodeRow {
   std::string did;
   std::string rkey;
@@ -172,12 +179,18 @@ struct NodeRow {
   static NodeRow from(const NodeRowView& fields);  // a copy of every field
 };
 
+// The most a read's answer may hold, in the bytes its nodes take as views
+// (view_bytes()): a page stops before the node that would pass it, never
+// before its first node.
+inline constexpr std::size_t kUnboundedBytes = std::numeric_limits<std::size_t>::max();
+
 struct ChildrenQuery {
   std::string did;
   std::optional<std::string> parent_rkey;  // nullopt: top level
   int limit = 100;
   std::optional<std::string> cursor;  // from a previous page
   bool reverse = false;
+  std::size_t max_bytes = kUnboundedBytes;
 };
 
 struct ChildrenPage {
@@ -463,20 +476,27 @@ class Store {
   // (none at the end). On an error `visit` may have seen part of the page.
   using RowVisitor = std::function<void(const NodeRowView&)>;
   Result<std::optional<std::string>> children(const ChildrenQuery& query, const RowVisitor& visit);
-  Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after);
+  // Each side gets half of `max_bytes` (has_before/has_after say where the
+  // window was cut).
+  Result<Window> window(std::string_view did, std::string_view anchor_rkey, int before, int after,
+                        std::size_t max_bytes = kUnboundedBytes);
   Result<Position> position(std::string_view did, std::string_view rkey);
   Result<SubtreeNode> subtree(const SubtreeQuery& query);
   // The same, given to `sink` as it is read. On an error the sink may hold
   // part of the tree.
   Result<void> subtree(const SubtreeQuery& query, SubtreeSink& sink);
-  // Root first; stops at the top level, a missing parent, a cycle or
-  // kMaxAncestors levels; `end`, when given, says which.
-  enum class AncestorsEnd { kTop, kMissingParent, kCycle, kDepthLimit };
+  // Root first; stops at the top level, a missing parent, a cycle,
+  // kMaxAncestors levels or, going up from the node, the ancestor that
+  // would pass `max_bytes`; `end`, when given, says which.
+  enum class AncestorsEnd { kTop, kMissingParent, kCycle, kDepthLimit, kByteLimit };
   static constexpr std::size_t kMaxAncestors = 10'000;
   Result<std::vector<NodeRow>> ancestors(std::string_view did, std::string_view rkey,
-                                         AncestorsEnd* end = nullptr);
+                                         AncestorsEnd* end = nullptr,
+                                         std::size_t max_bytes = kUnboundedBytes);
+  // A page of changes stops at `limit` or before the node that would pass
+  // `max_bytes`; its cursor is the last change it holds.
   Result<ChangesPage> changes(std::string_view did, std::optional<std::string_view> cursor,
-                              int limit);
+                              int limit, std::size_t max_bytes = kUnboundedBytes);
   // The cursor at the end of a repo's changes now (no changes): where a
   // client that has just read the outline starts following it.
   Result<std::string> latest_change_cursor(std::string_view did);

@@ -128,20 +128,21 @@ Result<bool> holds_node(Database& db, std::string_view did, std::string_view rke
   return found->has_value();
 }
 
-std::size_t estimated_bytes(const NodeRowView& row) {
-  // At least what the node costs in a getSubtree answer: its NodeView holds
-  // the record's text, note and facets (escaped alike), plus uri, cid, rkey
-  // and counts instead of $type and the parent's URI; the tree adds
-  // {"node":..,"children":[],"more":false} around it.
-  return row.record_bytes + 350;
-}
-
 Error not_found(std::string_view did, std::string_view rkey) {
   return Error{ErrorCode::kNotFound,
                "no node " + std::string(rkey) + " in repo " + std::string(did)};
 }
 
 }  // namespace
+
+std::size_t view_bytes(const NodeRowView& row) {
+  // The record's text, note and facets (record_bytes holds them, escaped as
+  // the view escapes them); the URI ("at://" + DID + the collection + rkey)
+  // and rkey, parent and CID; the view's names, counts and flags, and a
+  // subtree's {"node":..,"children":[],"more":false} around them.
+  return row.record_bytes + row.did.size() + 3 * row.rkey.size() +
+         (row.parent_rkey ? row.parent_rkey->size() : 0) + 400;
+}
 
 std::string encode_page_cursor(std::string_view sort_key, std::string_view rkey) {
   std::string raw(sort_key);
@@ -247,23 +248,34 @@ Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
     group = children_group(query.did, *query.parent_rkey);
   }
   // One row past the page says whether another follows; the cursor is the
-  // key of the page's last row.
+  // key of the page's last row. A page full in bytes ends early, with a
+  // cursor.
   int seen = 0;
+  int given = 0;
+  std::size_t used = 0;
+  bool full = false;
   std::string last_key, last_rkey;
   auto read = visit_group_page(query.did, group, query.limit + 1, after, query.reverse,
                                [&](const NodeRowView& row) {
-                                 if (++seen > query.limit) return;
+                                 if (++seen > query.limit || full) return;
+                                 const std::size_t cost = view_bytes(row);
+                                 if (given > 0 && used + cost > query.max_bytes) {
+                                   full = true;
+                                   return;
+                                 }
+                                 used += cost;
+                                 ++given;
                                  last_key = row.sort_key;
                                  last_rkey = row.rkey;
                                  visit(row);
                                });
   if (!read) return pass(read);
-  if (seen <= query.limit) return std::optional<std::string>();
+  if (seen <= query.limit && !full) return std::optional<std::string>();
   return std::optional<std::string>(encode_page_cursor(last_key, last_rkey));
 }
 
 Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey, int before,
-                             int after) {
+                             int after, std::size_t max_bytes) {
   if (before < 0 || after < 0 || before > 1000 || after > 1000) {
     return fail(ErrorCode::kInvalidRequest, "before and after must be from 0 to 1000");
   }
@@ -272,15 +284,33 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
   auto anchor = visible_node(did, anchor_rkey);
   if (!anchor) return pass(anchor);
   const auto position = std::make_pair(anchor->sort_key, anchor->rkey);
-  auto lower = group_page(did, anchor->group, before + 1, position, true);
-  if (!lower) return pass(lower);
-  auto upper = group_page(did, anchor->group, after + 1, position, false);
-  if (!upper) return pass(upper);
+  // Each side is read as far as its count and half the bytes left allow:
+  // one row past either says there is more.
+  const std::size_t anchor_bytes = view_bytes(anchor->view());
+  const std::size_t side_bytes =
+      max_bytes > anchor_bytes ? (max_bytes - anchor_bytes) / 2 : std::size_t{0};
+  auto side = [&](int count, bool reverse, bool& more) -> Result<std::vector<NodeRow>> {
+    std::vector<NodeRow> rows;
+    std::size_t used = 0;
+    auto read = visit_group_page(
+        did, anchor->group, count + 1, position, reverse, [&](const NodeRowView& row) {
+          if (more) return;
+          const std::size_t cost = view_bytes(row);
+          if (static_cast<int>(rows.size()) == count || used + cost > side_bytes) {
+            more = true;
+            return;
+          }
+          used += cost;
+          rows.push_back(NodeRow::from(row));
+        });
+    if (!read) return pass(read);
+    return rows;
+  };
   Window window;
-  window.has_before = lower->size() > static_cast<std::size_t>(before);
-  window.has_after = upper->size() > static_cast<std::size_t>(after);
-  if (window.has_before) lower->pop_back();
-  if (window.has_after) upper->pop_back();
+  auto lower = side(before, true, window.has_before);
+  if (!lower) return pass(lower);
+  auto upper = side(after, false, window.has_after);
+  if (!upper) return pass(upper);
   window.nodes.assign(std::make_move_iterator(lower->rbegin()),
                       std::make_move_iterator(lower->rend()));
   window.nodes.push_back(std::move(*anchor));
@@ -327,7 +357,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
     if (!root) return pass(root);
     if (!*root) return std::unexpected(not_found(query.did, *query.root_rkey));
     const NodeRowView fields = (*root)->view();
-    used += estimated_bytes(fields);
+    used += view_bytes(fields);
     sink.top(&fields);
     if (fields.child_count > 0) {
       queue.push_back({0, std::string(fields.rkey), 0});
@@ -373,7 +403,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
       row.did = query.did;
       row.group = group;
       row.parent_rkey = parent_rkey;
-      const std::size_t cost = estimated_bytes(row);
+      const std::size_t cost = view_bytes(row);
       if (used + cost > query.budget_bytes) {
         out_of_budget = true;
         sink.more(pending.id);
@@ -436,7 +466,7 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
 }
 
 Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey,
-                                              AncestorsEnd* end) {
+                                              AncestorsEnd* end, std::size_t max_bytes) {
   auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto start = visible_node(did, rkey);
@@ -445,6 +475,7 @@ Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_
   std::set<std::string> seen{std::string(rkey)};
   std::optional<std::string> next = start->parent_rkey;
   AncestorsEnd how = AncestorsEnd::kTop;
+  std::size_t used = 0;
   while (next) {
     if (chain.size() >= kMaxAncestors) {
       how = AncestorsEnd::kDepthLimit;
@@ -460,6 +491,12 @@ Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_
       how = AncestorsEnd::kMissingParent;
       break;
     }
+    const std::size_t cost = view_bytes((*parent)->view());
+    if (!chain.empty() && used + cost > max_bytes) {
+      how = AncestorsEnd::kByteLimit;
+      break;
+    }
+    used += cost;
     next = (*parent)->parent_rkey;
     chain.push_back(std::move(**parent));
   }
@@ -480,7 +517,7 @@ Result<std::string> Store::latest_change_cursor(std::string_view did) {
 }
 
 Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::string_view> cursor,
-                                   int limit) {
+                                   int limit, std::size_t max_bytes) {
   if (limit < 1 || limit > 1000)
     return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
   std::int64_t since = 0;
@@ -510,11 +547,22 @@ Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::stri
     page.changes.push_back(
         Change{(*stmt)->integer(0) != 0, (*stmt)->text(1), std::nullopt, (*stmt)->integer(2)});
   }
-  for (auto& change : page.changes) {
-    if (change.deleted) continue;
-    auto found = find_node(did, change.rkey);
-    if (!found) return pass(found);
-    change.node = std::move(*found);
+  // A delete costs its record key; an upsert its node's view.
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < page.changes.size(); ++i) {
+    Change& change = page.changes[i];
+    std::size_t cost = 64 + change.rkey.size();
+    if (!change.deleted) {
+      auto found = find_node(did, change.rkey);
+      if (!found) return pass(found);
+      change.node = std::move(*found);
+      if (change.node) cost += view_bytes(change.node->view());
+    }
+    if (i > 0 && used + cost > max_bytes) {
+      page.changes.resize(i);
+      break;
+    }
+    used += cost;
   }
   if (!page.changes.empty()) page.cursor = std::to_string(page.changes.back().seq);
   return page;

@@ -248,13 +248,19 @@ bool operators_path(std::string_view path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/xrpc/_health";
 }
 
-// Counts a streamed answer's bytes against the client's query budget.
+// Counts a streamed answer's bytes against the client's query budget: out
+// of what was granted before it ran first, then charged as they are
+// written; what is left of the grant goes back at the end.
 class ChargedStream final : public ResponseStream {
  public:
-  ChargedStream(ResponseStream& inner, RateLimiter& limits, std::string client)
-      : inner_(inner), limits_(limits), client_(std::move(client)) {}
+  ChargedStream(ResponseStream& inner, RateLimiter& limits, std::string client, double granted)
+      : inner_(inner), limits_(limits), client_(std::move(client)), left_(granted) {}
+  ~ChargedStream() override { limits_.give_back(client_, left_); }
   bool write(std::string_view bytes) override {
-    limits_.charge(client_, static_cast<double>(bytes.size()));
+    const double size = static_cast<double>(bytes.size());
+    const double from_grant = std::min(left_, size);
+    left_ -= from_grant;
+    limits_.charge(client_, size - from_grant);
     return inner_.write(bytes);
   }
 
@@ -262,6 +268,7 @@ class ChargedStream final : public ResponseStream {
   ResponseStream& inner_;
   RateLimiter& limits_;
   std::string client_;
+  double left_;
 };
 
 }  // namespace
@@ -417,11 +424,16 @@ HttpResponse Api::handle(const HttpRequest& request) {
   std::string label = "other";
   HttpResponse response;
   bool query = false;
+  const std::string client = "addr " + context_.proxies.client_key(request);
+  // What the client's query budget granted this call before it ran (the
+  // part its answer does not use goes back), and what the answer spent.
+  double granted = 0;
+  AnswerBound bound = AnswerBound::kPage;
   // Whatever this request fetches from other hosts takes a place of the
   // outbound gate, as this client's.
   std::optional<identity::RequestScope> scope;
   if (context_.outbound != nullptr) {
-    scope.emplace(*context_.outbound, "addr " + context_.proxies.client_key(request));
+    scope.emplace(*context_.outbound, client);
   }
   try {
     if (request.path == "/healthz") {
@@ -445,6 +457,23 @@ HttpResponse Api::handle(const HttpRequest& request) {
       } else {
         label = nsid;
         query = method->kind == MethodKind::kQuery;
+        bound = method->answer;
+        XrpcCall call{request};
+        std::optional<Error> refusal;
+        if (query && bound != AnswerBound::kStream) {
+          // The answer's bound, and no more than the client's budget holds
+          // now: decided before the answer is produced.
+          const double most = bound == AnswerBound::kBudget
+                                  ? static_cast<double>(kMaxSubtreeBudget)
+                                  : static_cast<double>(context_.config.max_answer_bytes);
+          const auto grant = context_.query_limits.take_up_to(client, most);
+          if (grant.wait) {
+            refusal = rate_limited(*grant.wait, "limits.queryBytesPerMinute");
+          } else {
+            granted = context_.query_limits.enabled() ? grant.units : 0;
+            call.answer_bytes = static_cast<std::size_t>(grant.units);
+          }
+        }
         // A query's service-auth JWT is verified here (procedures verify
         // theirs when they ask who is calling).
         auto token = query ? bearer_token(request) : std::nullopt;
@@ -452,8 +481,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
                                 nsid != "app.bulleted.getSession"
                             ? caller(request, nsid)
                             : Result<std::optional<Caller>>();
-        response =
-            verified ? call_method(*this, *method, request) : error_response(verified.error());
+        if (!verified) refusal = verified.error();
+        response = refusal ? error_response(*refusal) : call_method(*this, *method, call);
       }
     } else if (request.path.rfind("/oauth/", 0) == 0) {
       label = "_oauth";
@@ -473,16 +502,21 @@ HttpResponse Api::handle(const HttpRequest& request) {
     response = error_response(Error{ErrorCode::kInternal, e.what()});
   }
   if (query && context_.query_limits.enabled()) {
-    // Queries pay for what they produce, streamed answers as they go.
-    std::string client = "addr " + context_.proxies.client_key(request);
+    // Queries pay for what they produce: what was granted and not written
+    // goes back; an export, granted nothing, is charged as it goes.
     if (response.stream) {
       response.stream = [inner = std::move(response.stream), &limits = context_.query_limits,
-                         client = std::move(client)](ResponseStream& out) {
-        ChargedStream charged(out, limits, client);
+                         client, granted](ResponseStream& out) {
+        ChargedStream charged(out, limits, client, granted);
         inner(charged);
       };
     } else {
-      context_.query_limits.charge(client, static_cast<double>(response.body.size()));
+      const double spent = static_cast<double>(response.body.size());
+      if (spent > granted) {
+        context_.query_limits.charge(client, spent - granted);
+      } else {
+        context_.query_limits.give_back(client, granted - spent);
+      }
     }
   }
   auto done = [&metrics = context_.metrics, label, method = request.method, path = request.path,

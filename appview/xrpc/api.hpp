@@ -43,6 +43,8 @@ inline constexpr std::size_t kSignInBodyBytes = 8 * 1024;
 inline constexpr std::size_t kQueryBodyBytes = 8 * 1024;
 // What every query costs before its answer's bytes (limits.queryBytesPerMinute).
 inline constexpr double kQueryBaseCost = 1024;
+// The largest budgetBytes a getSubtree may ask for.
+inline constexpr std::size_t kMaxSubtreeBudget = 8 * 1024 * 1024;
 
 struct AppContext {
   explicit AppContext(const Config& c)

@@ -146,7 +146,8 @@ HttpResponse placed(Api& api, const Result<WriteResult>& result) {
   return response;
 }
 
-HttpResponse create_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse create_node(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(write, begin_write(api, method, request));
   TRY(intent, intent_of(write->body));
   TRY(fields, fields_of(write->body));
@@ -157,7 +158,8 @@ HttpResponse create_node(Api& api, const ApiMethod& method, const HttpRequest& r
   return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
 }
 
-HttpResponse move_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse move_node(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(intent, intent_of(write->body));
@@ -166,7 +168,8 @@ HttpResponse move_node(Api& api, const ApiMethod& method, const HttpRequest& req
   return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
 }
 
-HttpResponse update_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse update_node(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(fields, fields_of(write->body));
@@ -175,7 +178,8 @@ HttpResponse update_node(Api& api, const ApiMethod& method, const HttpRequest& r
   return placed(api, writer.update(ApiMethods::store(api), write->repo, *rkey, fields));
 }
 
-HttpResponse delete_node(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse delete_node(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(write, begin_write(api, method, request));
   TRY(rkey, write->body.rkey("rkey", true));
   auto& context = ApiMethods::context(api);
@@ -190,7 +194,8 @@ outline::ImportLimits import_limits(const Config& config) {
   return limits;
 }
 
-HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse import_outline(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   auto& context = ApiMethods::context(api);
   TRY(write, begin_write(api, method, request));
   TRY(parent, write->body.rkey("parentRkey"));
@@ -211,7 +216,8 @@ HttpResponse import_outline(Api& api, const ApiMethod& method, const HttpRequest
   return json_response({{"jobId", job.id}, {"rootRkey", job.root_rkey}});
 }
 
-HttpResponse get_import_job(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_import_job(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   auto& context = ApiMethods::context(api);
   TRY(params, XrpcParams::parse(request.query));
   TRY(id, params.required("id"));
@@ -229,7 +235,8 @@ HttpResponse get_import_job(Api& api, const ApiMethod&, const HttpRequest& reque
   return json_response(out);
 }
 
-HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse export_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(root, optional_rkey_param(params, "root"));
@@ -276,7 +283,8 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const HttpRequest& reque
   return response;
 }
 
-HttpResponse create_session(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse create_session(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   auto& context = ApiMethods::context(api);
   TRY(body, Body::parse(request));
   TRY(identifier, body.string("identifier"));
@@ -302,7 +310,8 @@ HttpResponse create_session(Api& api, const ApiMethod&, const HttpRequest& reque
   return json_response(out);
 }
 
-HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse delete_session(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   auto& context = ApiMethods::context(api);
   TRY(caller, ApiMethods::caller(api, request, method.nsid));  // the Origin of a cookie
   TRY(session, session_of(api, request));
@@ -316,7 +325,8 @@ HttpResponse delete_session(Api& api, const ApiMethod& method, const HttpRequest
   return response;
 }
 
-HttpResponse get_session(Api& api, const ApiMethod& method, const HttpRequest& request) {
+HttpResponse get_session(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   auto& context = ApiMethods::context(api);
   TRY(caller, ApiMethods::caller(api, request, method.nsid));
   if (!caller) {
@@ -342,7 +352,8 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getNode", MethodKind::kQuery, get_node},
     {"app.bulleted.getChildren", MethodKind::kQuery, get_children},
     {"app.bulleted.getWindow", MethodKind::kQuery, get_window},
-    {"app.bulleted.getSubtree", MethodKind::kQuery, get_subtree},
+    {"app.bulleted.getSubtree", MethodKind::kQuery, get_subtree, Needs::kIndex,
+     AnswerBound::kBudget},
     {"app.bulleted.getAncestors", MethodKind::kQuery, get_ancestors},
     {"app.bulleted.getPosition", MethodKind::kQuery, get_position},
     {"app.bulleted.getChanges", MethodKind::kQuery, get_changes},
@@ -355,7 +366,8 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getSession", MethodKind::kQuery, get_session},
     {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline, Needs::kImports},
     {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job, Needs::kImports},
-    {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline},
+    {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline, Needs::kIndex,
+     AnswerBound::kStream},
     {"com.atproto.identity.resolveHandle", MethodKind::kQuery, resolve_handle, Needs::kIdentity},
 };
 
@@ -406,10 +418,10 @@ std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMeth
   return std::nullopt;
 }
 
-HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request) {
-  if (auto wrong = wrong_http_method(method, request.method)) return std::move(*wrong);
+HttpResponse call_method(Api& api, const ApiMethod& method, const XrpcCall& call) {
+  if (auto wrong = wrong_http_method(method, call.request.method)) return std::move(*wrong);
   if (auto missing = unavailable(ApiMethods::context(api), method)) return std::move(*missing);
-  return method.handler(api, method, request);
+  return method.handler(api, method, call);
 }
 
 }  // namespace bulleted::appview

@@ -2,6 +2,7 @@
 // procedure) and handler.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -12,8 +13,16 @@ namespace bulleted::appview {
 enum class MethodKind { kQuery, kProcedure };
 
 struct ApiMethod;
-using MethodHandler = HttpResponse (*)(Api& api, const ApiMethod& method,
-                                       const HttpRequest& request);
+
+// One call of a method: its request, and the most bytes its answer may
+// hold (the method's bound, and no more than the client's query budget
+// held when the call began).
+struct XrpcCall {
+  const HttpRequest& request;
+  std::size_t answer_bytes = std::numeric_limits<std::size_t>::max();
+};
+
+using MethodHandler = HttpResponse (*)(Api& api, const ApiMethod& method, const XrpcCall& call);
 
 // What a method needs beyond the index. A context without it is answered
 // 501 before the handler is reached, so handlers never check.
@@ -24,11 +33,19 @@ enum class Needs {
   kIdentity,     // an identity resolver (com.atproto.identity.resolveHandle)
 };
 
+// How a query's answer is bounded in bytes, before it is produced.
+enum class AnswerBound {
+  kPage,    // limits.maxAnswerBytes: a page stops short of it
+  kBudget,  // the request's own budget (getSubtree's budgetBytes), at most 8 MiB
+  kStream,  // a streamed document (an export): charged as it is written
+};
+
 struct ApiMethod {
   std::string_view nsid;
   MethodKind kind;
   MethodHandler handler;
   Needs needs = Needs::kIndex;
+  AnswerBound answer = AnswerBound::kPage;
 };
 
 // The 501 answer when `context` lacks what `method` needs, else nullopt.
@@ -39,6 +56,6 @@ const ApiMethod* find_method(std::string_view nsid);
 std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
                                               std::string_view http_method);
 // Checks the HTTP method and runs the handler.
-HttpResponse call_method(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse call_method(Api& api, const ApiMethod& method, const XrpcCall& call);
 
 }  // namespace bulleted::appview

@@ -32,13 +32,13 @@ struct ApiMethods {
 [[noreturn]] void cut_short(std::string_view what, const Error& error);
 
 // The queries over the index (query_methods.cpp).
-HttpResponse get_node(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_children(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_window(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_subtree(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_ancestors(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_position(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse resolve_handle(Api& api, const ApiMethod& method, const HttpRequest& request);
-HttpResponse get_changes(Api& api, const ApiMethod& method, const HttpRequest& request);
+HttpResponse get_node(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_children(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_window(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_subtree(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_ancestors(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_position(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse resolve_handle(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_changes(Api& api, const ApiMethod& method, const XrpcCall& call);
 
 }  // namespace bulleted::appview

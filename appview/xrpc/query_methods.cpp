@@ -34,7 +34,8 @@ HttpResponse node_list(std::string_view name, const Rows& rows, More&& more) {
 
 }  // namespace
 
-HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_node(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
@@ -45,7 +46,8 @@ HttpResponse get_node(Api& api, const ApiMethod&, const HttpRequest& request) {
   return written(std::move(body));
 }
 
-HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_children(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(parent, optional_rkey_param(params, "parent"));
@@ -55,7 +57,8 @@ HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request
                                     .parent_rkey = parent,
                                     .limit = static_cast<int>(limit.value_or(100)),
                                     .cursor = params.text("cursor"),
-                                    .reverse = reverse.value_or(false)};
+                                    .reverse = reverse.value_or(false),
+                                    .max_bytes = call.answer_bytes};
   // Each node written as its row is read (no copy of the page); on an error
   // the part written is dropped for the error's answer.
   std::string body;
@@ -70,30 +73,36 @@ HttpResponse get_children(Api& api, const ApiMethod&, const HttpRequest& request
   return written(std::move(body));
 }
 
-HttpResponse get_window(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_window(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(anchor, rkey_param(params, "anchor"));
   TRY(before, params.integer("before", 0, 1000));
   TRY(after, params.integer("after", 0, 1000));
-  TRY(window, ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
-                                            static_cast<int>(after.value_or(20))));
+  TRY(window,
+      ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
+                                    static_cast<int>(after.value_or(20)), call.answer_bytes));
   return node_list("nodes", window.nodes, [&](JsonWriter& out) {
     out.key("hasBefore").boolean(window.has_before);
     out.key("hasAfter").boolean(window.has_after);
   });
 }
 
-HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_subtree(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(root, optional_rkey_param(params, "root"));
   TRY(depth, params.integer("depth", 0, 64));
-  TRY(budget, params.integer("budgetBytes", 1024, 8 * 1024 * 1024));
-  schema::SubtreeQuery query{.did = repo,
-                             .root_rkey = root,
-                             .depth = static_cast<int>(depth.value_or(8)),
-                             .budget_bytes = static_cast<std::size_t>(budget.value_or(256 * 1024))};
+  TRY(budget, params.integer("budgetBytes", 1024, static_cast<std::int64_t>(kMaxSubtreeBudget)));
+  // The budget asked for, and no more than the client's query budget held.
+  schema::SubtreeQuery query{
+      .did = repo,
+      .root_rkey = root,
+      .depth = static_cast<int>(depth.value_or(8)),
+      .budget_bytes =
+          std::min(static_cast<std::size_t>(budget.value_or(256 * 1024)), call.answer_bytes)};
   // Whatever can fail is decided before the answer starts.
   if (root) {
     TRY(root_row, ApiMethods::store(api).node(repo, *root));
@@ -115,15 +124,24 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const HttpRequest& request)
   return response;
 }
 
-HttpResponse get_ancestors(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_ancestors(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
-  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey));
-  return node_list("ancestors", chain, [](JsonWriter&) {});
+  schema::Store::AncestorsEnd end = schema::Store::AncestorsEnd::kTop;
+  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey, &end, call.answer_bytes));
+  // The chain goes on above its first ancestor: cut by the answer's bytes
+  // or by the walk's bound (the nearest ancestors are the ones given).
+  const bool truncated = end == schema::Store::AncestorsEnd::kByteLimit ||
+                         end == schema::Store::AncestorsEnd::kDepthLimit;
+  return node_list("ancestors", chain, [&](JsonWriter& out) {
+    if (truncated) out.key("truncated").boolean(true);
+  });
 }
 
-HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_position(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
@@ -134,7 +152,8 @@ HttpResponse get_position(Api& api, const ApiMethod&, const HttpRequest& request
 // The standard method, so that a frontend given a handle finds the repo:
 // through the identity room (identity.handleResolver, else the handle's
 // own host under the network policy), cached there.
-HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse resolve_handle(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   auto handle = params.text("handle");
   if (!handle) return error_response(Error{ErrorCode::kInvalidRequest, "handle is required"});
@@ -157,7 +176,8 @@ HttpResponse resolve_handle(Api& api, const ApiMethod&, const HttpRequest& reque
   return json_response({{"did", *did}});
 }
 
-HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request) {
+HttpResponse get_changes(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(limit, params.integer("limit", 1, 1000));
@@ -169,7 +189,7 @@ HttpResponse get_changes(Api& api, const ApiMethod&, const HttpRequest& request)
   }
   TRY(page, ApiMethods::store(api).changes(
                 repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
-                static_cast<int>(limit.value_or(100))));
+                static_cast<int>(limit.value_or(100)), call.answer_bytes));
   std::string body;
   JsonWriter out(body);
   out.begin_object().key("changes").begin_array();

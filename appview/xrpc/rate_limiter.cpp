@@ -37,6 +37,27 @@ void RateLimiter::charge(const std::string& client, double cost, Clock::time_poi
   refill(client, now).tokens -= cost;
 }
 
+RateLimiter::Grant RateLimiter::take_up_to(const std::string& client, double most,
+                                           Clock::time_point now) {
+  if (per_minute_ <= 0) return Grant{most, std::nullopt};
+  std::lock_guard lock(mutex_);
+  Bucket& bucket = refill(client, now);
+  if (bucket.tokens < 1) {
+    const double per_second = per_minute_ / 60.0;
+    return Grant{0, std::max(1, static_cast<int>(std::ceil((1 - bucket.tokens) / per_second)))};
+  }
+  const double granted = std::min(most, bucket.tokens);
+  bucket.tokens -= granted;
+  return Grant{granted, std::nullopt};
+}
+
+void RateLimiter::give_back(const std::string& client, double units, Clock::time_point now) {
+  if (per_minute_ <= 0 || units <= 0) return;
+  std::lock_guard lock(mutex_);
+  Bucket& bucket = refill(client, now);
+  bucket.tokens = std::min(per_minute_, bucket.tokens + units);
+}
+
 void RateLimiter::forget_idle(Clock::time_point now) {
   if (now - last_sweep_ < std::chrono::seconds(30)) return;
   last_sweep_ = now;

@@ -1,8 +1,10 @@
 // Per-client limits: a token bucket per client key holding `per_minute`
 // units and refilling at that rate. A request over the limit is told how
 // many seconds to wait (Retry-After). Units are requests for procedures and
-// sign-in attempts, bytes produced for queries (charged after the work, so a
-// bucket may go below zero: the client then waits until it has refilled).
+// sign-in attempts, bytes produced for queries: a query is granted what
+// the bucket holds (up to its answer's bound) before it runs, and gives back
+// what its answer did not use, so the bucket never goes below zero for
+// answers bounded in advance; a streamed export is charged as it is written.
 // Idle buckets are forgotten, so memory stays bounded by the clients of the
 // last few minutes.
 //
@@ -34,6 +36,16 @@ class RateLimiter {
   }
   // Takes `cost` units whatever the bucket holds.
   void charge(const std::string& client, double cost, Clock::time_point now = Clock::now());
+  // Takes what the bucket holds, up to `most` units, before the work that
+  // spends them: the units granted (all of `most` when the limit is off),
+  // or the seconds to wait when the bucket holds less than one unit. What
+  // the work did not spend goes back with give_back().
+  struct Grant {
+    double units = 0;
+    std::optional<int> wait;
+  };
+  Grant take_up_to(const std::string& client, double most, Clock::time_point now = Clock::now());
+  void give_back(const std::string& client, double units, Clock::time_point now = Clock::now());
   bool enabled() const { return per_minute_ > 0; }
 
  private:
