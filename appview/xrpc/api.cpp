@@ -236,12 +236,15 @@ HttpResponse did_document(const Config& config) {
                                 "no DID document here: service.publicUrl is not set, or "
                                 "service.did is not a did:web"});
   }
-  return json_response({{"@context", {"https://www.w3.org/ns/did/v1"}},
-                        {"id", *config.service_did},
-                        {"service",
-                         {{{"id", "#bulleted_appview"},
-                           {"type", "BulletedAppView"},
-                           {"serviceEndpoint", *config.public_url}}}}});
+  HttpResponse response = json_response({{"@context", {"https://www.w3.org/ns/did/v1"}},
+                                         {"id", *config.service_did},
+                                         {"service",
+                                          {{{"id", "#bulleted_appview"},
+                                            {"type", "BulletedAppView"},
+                                            {"serviceEndpoint", *config.public_url}}}}});
+  // A public document: any page may read it (resolvers in browsers do).
+  response.headers.emplace_back("Access-Control-Allow-Origin", "*");
+  return response;
 }
 
 bool operators_path(std::string_view path) {
