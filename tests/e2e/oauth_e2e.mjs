@@ -64,7 +64,7 @@ const textHandle = (text) => page.evaluateHandle((t) => [...document.querySelect
 const focusedOn = (text) => waitFor(`the caret in "${text}"`, () => page.evaluate((t) =>
   document.activeElement?.classList.contains('text') && document.activeElement.textContent === t, text), 10000);
 // The cookie the browser holds for the app view.
-const sessionCookie = async () => (await page.cookies(publicUrl)).find((c) => c.name === 'bulleted_session');
+const sessionCookie = async () => (await page.cookies(publicUrl)).find((c) => c.name === '__Host-bulleted_session');
 
 // The session's tokens and DPoP key as stored (sealed with the session key:
 // AES-256-GCM, key SHA-256 of it, base64(nonce || ciphertext || tag)).
@@ -190,7 +190,7 @@ try {
     const before = await storedSession();
     const res = await fetch(`${direct}/xrpc/app.bulleted.createNode`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: `bulleted_session=${cookie.value}`, origin: publicUrl,
+      headers: { 'content-type': 'application/json', cookie: `__Host-bulleted_session=${cookie.value}`, origin: publicUrl,
         'x-bulleted-inject-expired': '1' },
       body: JSON.stringify({ repo: alice.did, text: 'after a refresh' }),
     });
@@ -221,7 +221,7 @@ try {
     const res = await fetch(`${direct}/xrpc/app.bulleted.importOutline`, {
       method: 'POST',
       // The stored access token is spoiled as well: the job refreshes it.
-      headers: { 'content-type': 'application/json', cookie: `bulleted_session=${cookie.value}`, origin: publicUrl,
+      headers: { 'content-type': 'application/json', cookie: `__Host-bulleted_session=${cookie.value}`, origin: publicUrl,
         'x-bulleted-inject-expired': '1' },
       body: JSON.stringify({ repo: alice.did, format: 'text', content: lines }),
     });
@@ -252,7 +252,7 @@ try {
     for (const origin of ['https://evil.example', undefined]) {
       const res = await fetch(`${direct}/xrpc/app.bulleted.createNode`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', cookie: `bulleted_session=${cookie.value}`, ...(origin ? { origin } : {}) },
+        headers: { 'content-type': 'application/json', cookie: `__Host-bulleted_session=${cookie.value}`, ...(origin ? { origin } : {}) },
         body: JSON.stringify({ repo: alice.did, text: 'csrf' }),
       });
       const body = await res.json();
@@ -268,7 +268,7 @@ try {
     await page.click('#signout-button');
     await page.waitForSelector('#handle-input:not(.hidden)');
     assertEqual(await pdsCallWith(stored), 401, 'the PDS refuses the revoked access token');
-    const res = await fetch(`${direct}/xrpc/app.bulleted.getSession`, { headers: { cookie: `bulleted_session=${cookie.value}` } });
+    const res = await fetch(`${direct}/xrpc/app.bulleted.getSession`, { headers: { cookie: `__Host-bulleted_session=${cookie.value}` } });
     assertEqual(res.status, 401, 'the old cookie names no session');
     assert(!(await sessionCookie()), 'the browser dropped the cookie');
     assertEqual(await page.$eval('#outline .text', (e) => e.contentEditable), 'false', 'read-only again');
