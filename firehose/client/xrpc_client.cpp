@@ -61,10 +61,12 @@ class HttpXrpcClient final : public XrpcClient {
         const std::size_t got = in.read(piece, kPieceBytes).get();
         if (got == 0) break;
         if (body.size() + got > max_body_bytes_) return too_large();
+        // The piece's string may have been grown past what arrived.
         if (body.empty()) {
           body = std::move(piece.collection());
+          body.resize(got);
         } else {
-          body += piece.collection();
+          body.append(piece.collection(), 0, got);
         }
       }
       // The read ends as soon as the body's stream is closed for writing;

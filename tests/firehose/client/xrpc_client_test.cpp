@@ -8,6 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 namespace bulleted::firehose {
 namespace {
 
@@ -22,6 +25,95 @@ int closed_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   ::close(fd);
   return ntohs(address.sin_port);
+}
+
+// A host that answers each connection with `head` and then writes `body`
+// (chunked when `chunks` > 0: that many chunks of 64 KiB), counting what it
+// managed to write before the reader went away.
+class CannedHost {
+ public:
+  CannedHost(std::string head, std::string body, int chunks = 0)
+      : head_(std::move(head)), body_(std::move(body)), chunks_(chunks) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    socklen_t length = sizeof address;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    ::listen(fd_, 4);
+    thread_ = std::thread([this] { serve_one(); });
+  }
+  ~CannedHost() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::size_t written() const { return written_.load(); }
+
+ private:
+  void serve_one() {
+    const int client = ::accept(fd_, nullptr, nullptr);
+    if (client < 0) return;
+    std::string request;
+    char buffer[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      request.append(buffer, static_cast<std::size_t>(n));
+    }
+    auto put = [&](const std::string& bytes) {
+      std::size_t at = 0;
+      while (at < bytes.size()) {
+        const ssize_t n = ::send(client, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+        if (n <= 0) return false;
+        at += static_cast<std::size_t>(n);
+        written_ += static_cast<std::size_t>(n);
+      }
+      return true;
+    };
+    bool open = put(head_) && put(body_);
+    const std::string chunk = "10000\r\n" + std::string(65536, 'x') + "\r\n";
+    for (int i = 0; open && i < chunks_; ++i) open = put(chunk);
+    if (open && chunks_ > 0) put("0\r\n\r\n");
+    ::close(client);
+  }
+
+  std::string head_;
+  std::string body_;
+  int chunks_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<std::size_t> written_{0};
+  std::thread thread_;
+};
+
+TEST(XrpcClientTest, AnAnswerIsReadWholeAndExactly) {
+  const std::string body = R"({"did":"did:plc:ewvi7nxzyoun6zhxrhs64oiz"})";
+  CannedHost host("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n",
+                  body);
+  auto client = make_http_xrpc_client(std::chrono::seconds(5), 1024);
+  auto reply = client->call({.base_url = host.url(), .path = "/x"});
+  ASSERT_TRUE(reply.has_value()) << reply.error().message;
+  EXPECT_EQ(reply->status, 200);
+  EXPECT_EQ(reply->body, body);
+}
+
+// 256 MiB offered in chunks to a client capped at 64 KiB: it stops reading
+// past the cap and closes the connection; what the host could write is
+// what the sockets' buffers hold, not the answer.
+TEST(XrpcClientTest, AChunkedAnswerPastTheCapIsCutOffNotRead) {
+  CannedHost host(
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "", 4096);
+  auto client = make_http_xrpc_client(std::chrono::seconds(20), 64 * 1024);
+  auto reply = client->call({.base_url = host.url(), .path = "/did.json"});
+  ASSERT_FALSE(reply.has_value());
+  EXPECT_EQ(reply.error().code, ErrorCode::kPayloadTooLarge);
+  EXPECT_LT(host.written(), 64u * 1024 * 1024);
 }
 
 TEST(XrpcClientTest, ConnectionsAreKeptForABoundedNumberOfHosts) {
