@@ -77,6 +77,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Each name once: cpprest joins repeated names into one header with
+  // commas (two Set-Cookie headers would become one broken cookie).
   std::vector<std::pair<std::string, std::string>> headers;
   // When set, the body is produced by this function on the worker thread
   // and sent chunked as it is written (`body` is ignored).

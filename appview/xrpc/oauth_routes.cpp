@@ -220,8 +220,9 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
                                     session_cookie(context_.config, created->token, false));
     }
   }
-  // The binding is single use, whatever became of the sign-in.
-  response.headers.emplace_back("Set-Cookie", sign_in_cookie(context_.config, "", true));
+  // The binding cookie is left to expire (10 minutes): what it binds is
+  // taken (single use) whatever became of the sign-in, and an answer can
+  // carry one Set-Cookie only (cpprest joins repeated headers with commas).
   return response;
 }
 

@@ -257,8 +257,10 @@ try {
   });
 
   await runner.test('pds mode: sessions and a write through the PDS, in the official client', async () => {
+    // The PDS its DID documents name is an http address on 127.0.0.1: the
+    // test network's, which only this setting lets the app view reach.
     const pdsMode = await serve({ BULLETED_SESSION_KEY: 'client-e2e-session-key-0123456789abcdef',
-      BULLETED_ALLOW_PASSWORD_SESSIONS: '1' },
+      BULLETED_ALLOW_PASSWORD_SESSIONS: '1', BULLETED_ALLOW_PRIVATE_ADDRESSES: '1' },
       ['--mode', 'pds', '--plc', info.plcUrl], path.join(workdir, 'pds-mode.db'));
     try {
       const other = new XrpcClient({ service: pdsMode.base }, lexicons);
