@@ -128,22 +128,16 @@ http_response to_cpprest(HttpResponse out, bool head_only, bool close) {
 // Closes the request's body stream with an error: cpprest then drains the
 // rest of the body from the socket without keeping any of it (a plain
 // close() makes a pool thread spin). It sends a response only once the body
-// has arrived or failed. A client that sent Expect: 100-continue sends
-// nothing before it hears back, so its body is marked failed at once and
-// the refusal goes out now. Any other client is sending its body: it gets
-// the refusal once the body is drained (answering sooner would close the
-// connection under a client still writing, and some, Node's among them,
-// then lose the answer to the reset). nginx in front refuses over-limit
-// bodies itself.
-void refuse_body(http_request& request, bool client_waits) {
-  const auto refused = std::make_exception_ptr(BodyRefused());
+// has arrived or failed, and never sooner: ending the request early (as was
+// once done for clients that sent Expect: 100-continue) lets the connection
+// close under cpprest's own body reader while it starts its next read, and
+// a client that keeps sending crashed the process that way. A client that
+// waits for "100 Continue" (which cpprest cannot send) sends its body after
+// its own wait (curl: one second) and then hears the refusal. nginx in
+// front answers Expect itself and refuses over-limit bodies.
+void refuse_body(http_request& request) {
   try {
-    request.body().streambuf().close(std::ios_base::in, refused);
-  } catch (...) {
-  }
-  if (!client_waits) return;
-  try {
-    request._get_impl()->_complete(0, refused);
+    request.body().streambuf().close(std::ios_base::in, std::make_exception_ptr(BodyRefused()));
   } catch (...) {
   }
 }
@@ -332,15 +326,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   // was announced, since its bytes would otherwise be read as the next request.
   void answer_unread(http_request request, const HttpRequestHead& head, HttpResponse out,
                      bool body_pending) {
-    if (body_pending) {
-      // A chunked body is answered at once, not drained: cpprest reads each
-      // chunk whole into memory before it can drop it, and one chunk may
-      // announce gigabytes.
-      const bool chunked = head.headers.contains("transfer-encoding");
-      refuse_body(request, chunked || lower_trimmed(request.headers().has("Expect")
-                                                        ? request.headers().find("Expect")->second
-                                                        : std::string()) == "100-continue");
-    }
+    if (body_pending) refuse_body(request);
     send(request, finish(head, std::move(out), head.method == "HEAD", body_pending));
   }
 
