@@ -112,10 +112,19 @@ await runner.test('ingest on a full disk: logged and counted, nothing skipped, c
     assert(/firehose: cannot write the index/.test(server.log), 'logged');
     assertEqual((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, 'still up');
     lift(server);
-    assert(await waitFor('the index to catch up', async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/xrpc/app.bulleted.getChildren?repo=${alice.did}&limit=1000`);
-      return (await res.json()).nodes.length === 401;
-    }, 30000), 'every record indexed');
+    // Pages of 1,000 that stop short at limits.maxAnswerBytes: followed to the end.
+    const indexed = async () => {
+      let count = 0;
+      let cursor;
+      do {
+        const res = await fetch(`http://127.0.0.1:${port}/xrpc/app.bulleted.getChildren?repo=${alice.did}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+        const page = await res.json();
+        count += page.nodes.length;
+        cursor = page.cursor;
+      } while (cursor);
+      return count;
+    };
+    assert(await waitFor('the index to catch up', async () => (await indexed()) === 401, 30000), 'every record indexed');
     const records = await listRecords(xrpc, alice.did);
     assertEqual(records.length, 401, 'the PDS holds 401');
     assert(/firehose: the index is writable again/.test(server.log), 'recovery logged');
