@@ -17,14 +17,16 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN ./scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN ./scripts/build.sh -DBULLETED_TESTS=OFF -DBULLETED_BENCH=OFF
+RUN ./scripts/build.sh --target bulleted-appview -- -DBULLETED_TESTS=OFF -DBULLETED_BENCH=OFF
 
 # ---- run: the shared libraries the binary links, nothing else
+# (tests/scripts/runtime_image_libs.py checks the list against the binary's
+# NEEDED entries on every test run)
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libcpprest2.10 libsqlite3-0 libcbor0.8 libspdlog1.10 libfmt9 libicu72 libexpat1 libjemalloc2 libssl3 \
-      ca-certificates curl \
+      libcpprest2.10 libsqlite3-0 libcbor0.8 libsecp256k1-1 libspdlog1.10 libfmt9 libicu72 libexpat1 \
+      libjemalloc2 libssl3 ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin bulleted \
  && mkdir -p /data /etc/bulleted && chown bulleted:bulleted /data
