@@ -2,12 +2,11 @@
 // writes themselves in their own transaction: the child count (group_counts,
 // schema 6) and the counted blocks of positions (order_blocks, schema 7;
 // schema/positions.hpp), and the index's node total (index_totals, schema
-// 9: what health and metrics report, never counted). A batch notes every node it adds to or takes from a
-// group; flush() then writes each group's count once for the whole batch,
-// moves the counts of the blocks that hold the nodes, and balances the
-// blocks. Every path that changes nodes goes through here: Store::apply
-// (ingest, resync, local writes, imports) and the removal of a deleted repo
-// (forget_repo).
+// 9: what health and metrics report, never counted). A batch notes every node it adds to or takes
+// from a group; flush() then writes each group's count once for the whole batch, moves the counts
+// of the blocks that hold the nodes, and balances the blocks. Every path that changes nodes goes
+// through here: Store::apply (ingest, resync, local writes, imports) and the removal of a deleted
+// repo (forget_repo).
 #pragma once
 
 #include <cstdint>

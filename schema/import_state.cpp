@@ -30,8 +30,9 @@ bool allowed_transition(ImportState from, ImportState to) {
       return true;  // on, done, waiting or failed
     case ImportState::kWaiting:
       return to == ImportState::kRunning || to == ImportState::kFailed;
-    case ImportState::kDone:
     case ImportState::kFailed:
+      return to == ImportState::kRunning;  // an operator's resume
+    case ImportState::kDone:
       return false;
   }
   return false;

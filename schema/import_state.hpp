@@ -8,9 +8,14 @@
 //   kWaiting  paused until resume_at: the host's rate limit (429 or an
 //             exhausted window) or a failure worth retrying (upstream down,
 //             database busy). Never an end.
-//   kDone     every row of the plan is written. Terminal.
+//   kDone     every row of the plan is written. Terminal; the plan is
+//             dropped in the transaction that says so.
 //   kFailed   an error no retry can mend (an unreadable plan, a refusal of
-//             the records, no way to write). Terminal; errors says why.
+//             the records, no way to write), or abandoned by an operator.
+//             Nothing runs it again by itself; errors says why. Its plan
+//             is kept so that an operator who mended the cause can resume
+//             it, until they abandon it (`import --abandon`: the plan is
+//             dropped, and resuming is no longer possible).
 //
 //   (planned)  -> kRunning   plan_import(): the plan and the job stored at once
 //   kRunning   -> kRunning   run_import_batch(): a batch committed
@@ -20,7 +25,11 @@
 //   kRunning   -> kFailed    run_import_batch(): any other error;
 //                            the runner: no sink can write the job
 //   kWaiting   -> kRunning   step_import(): resume_at has passed
-//   kWaiting   -> kFailed    the runner: no sink can write the job
+//   kWaiting   -> kFailed    the runner: no sink can write the job;
+//                            abandon_import(): an operator gives it up
+//   kRunning   -> kFailed    abandon_import(): an operator gives it up
+//   kFailed    -> kRunning   resume_failed_import(): an operator resumes it
+//                            (`import --resume`), its plan still kept
 #pragma once
 
 #include <optional>

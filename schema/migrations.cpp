@@ -198,6 +198,13 @@ CREATE TABLE IF NOT EXISTS index_totals (
 );
 INSERT OR REPLACE INTO index_totals (id, nodes) SELECT 1, COUNT(*) FROM nodes;
 )sql",
+    // 10: the plans of imports that are done are dropped (from now on, in the
+    // transaction that says a job is done): nothing reads them again, and
+    // they were a quarter of a file after a large import. The rows go in C++
+    // (drop_finished_plans), job by job, with progress.
+    R"sql(
+-- Job by job, in C++ (drop_finished_plans).
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -211,12 +218,46 @@ constexpr const char* kStepNames[] = {
     "counted blocks of large sibling groups",
     "served facets and lengths of the records",
     "the kept number of nodes",
+    "the plans of finished imports dropped",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));
 constexpr int kBlocksVersion = 7;
 constexpr int kServedFacetsVersion = 8;
+constexpr int kFinishedPlansVersion = 10;
+
+// Schema 10's step: the plan rows of every job that is done, deleted job by
+// job; `counted` hears how many rows are gone of how many.
+Result<void> drop_finished_plans(Database& db,
+                                 const std::function<void(std::int64_t, std::int64_t)>& counted) {
+  std::vector<std::pair<std::string, std::int64_t>> jobs;
+  {
+    auto find = db.prepare(
+        "SELECT j.id, (SELECT COUNT(*) FROM import_plan p WHERE p.job_id = j.id)"
+        " FROM import_jobs j WHERE j.state = 'done'");
+    if (!find) return std::unexpected(find.error());
+    while (true) {
+      auto row = (*find)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      if ((*find)->integer(1) > 0) jobs.emplace_back((*find)->text(0), (*find)->integer(1));
+    }
+  }
+  std::int64_t total = 0;
+  for (const auto& [id, rows] : jobs) total += rows;
+  auto drop = db.prepare("DELETE FROM import_plan WHERE job_id = ?1");
+  if (!drop) return std::unexpected(drop.error());
+  std::int64_t done = 0;
+  for (const auto& [id, rows] : jobs) {
+    (*drop)->reset();
+    (*drop)->bind(1, id);
+    if (auto r = (*drop)->run(); !r) return r;
+    done += rows;
+    counted(done, total);
+  }
+  return {};
+}
 
 // Schema 8's facets column for the rows indexed before it. Only records that
 // name facets are read (most name none), by rowid, each written with what
@@ -301,6 +342,7 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
     MigrationProgress step{.version = v + 1, .what = kStepNames[v]};
     if (v + 1 == kBlocksVersion) step.counted = "nodes in groups that get blocks";
     if (v + 1 == kServedFacetsVersion) step.counted = "records with facets";
+    if (v + 1 == kFinishedPlansVersion) step.counted = "plan rows of finished imports";
     const auto start = std::chrono::steady_clock::now();
     auto report = [&] {
       step.seconds =
@@ -325,6 +367,9 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
       }
       if (v + 1 == kServedFacetsVersion) {
         if (auto r = fill_served_facets(db, counted); !r) return r;
+      }
+      if (v + 1 == kFinishedPlansVersion) {
+        if (auto r = drop_finished_plans(db, counted); !r) return r;
       }
       const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
       if (auto r = db.exec(bump.c_str()); !r) return r;

@@ -19,10 +19,10 @@ int latest_schema_version();
 // Where a migration step is: reported when it starts, every few seconds
 // while it runs, and when it has finished; never for a new file.
 struct MigrationProgress {
-  int version = 0;         // the version the step reaches
-  std::string_view what;   // what it adds
-  std::int64_t done = 0;   // of what the step counts, if it counts
-  std::int64_t total = 0;  // 0: the step does not count
+  int version = 0;                     // the version the step reaches
+  std::string_view what;               // what it adds
+  std::int64_t done = 0;               // of what the step counts, if it counts
+  std::int64_t total = 0;              // 0: the step does not count
   std::string_view counted = "nodes";  // what done and total count
   bool finished = false;
   double seconds = 0;  // since the step started

@@ -139,7 +139,12 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, int bu
   std::unique_ptr<Database> db(new Database(raw));
   set_busy_timeout(raw, busy_timeout_ms);
   sqlite3_extended_result_codes(raw, 1);
-  if (auto r = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+  // A new file gives the pages it frees back on request (PRAGMA
+  // incremental_vacuum; docs/OPERATIONS.md): the setting takes only on a
+  // file with no table yet, and before it is put in WAL mode. On any other
+  // file it changes nothing.
+  if (auto r = db->exec("PRAGMA auto_vacuum = INCREMENTAL;"
+                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                         "PRAGMA foreign_keys=OFF; PRAGMA temp_store=MEMORY;"
                         // No memory map: a read transaction that follows another
                         // connection's commit drops the map and maps the file

@@ -390,10 +390,18 @@ class ImportJobTable {
   // Plan rows from `from` (0-based), at most `limit`.
   Result<std::vector<PlannedRecord>> plan(std::string_view id, std::int64_t from,
                                           std::int64_t limit);
+  // Moves the job; a job that reaches kDone drops its plan in the same
+  // transaction (nothing will read it again). A failed job keeps its plan:
+  // an operator may resume it (`import --resume`) once the cause is mended.
   Result<void> set_state(std::string_view id, ImportState state,
                          const std::optional<std::string>& resume_at, std::string_view errors_json);
   // Progress without index changes (pds mode: rows the PDS already holds).
   Result<void> set_done(std::string_view id, std::int64_t done);
+  // Drops a job's plan (a failed job abandoned: it cannot be resumed after);
+  // the rows dropped.
+  Result<std::int64_t> drop_plan(std::string_view id);
+  // Plan rows kept for the job (0 once done or abandoned).
+  Result<std::int64_t> plan_rows(std::string_view id);
 
  private:
   Database& db_;
@@ -452,6 +460,10 @@ class Store {
   ServiceKeyTable service_keys();
   ImportJobTable import_jobs();
 
+  // A consistent copy at `destination` (a new file) holding only the live
+  // pages (VACUUM INTO): what the file shrinks to once the copy replaces
+  // it. Others keep reading and writing meanwhile.
+  Result<void> compact_into(const std::string& destination);
   // A consistent copy of the whole database at `destination` (a new file),
   // taken with SQLite's online backup while others keep reading and writing.
   // `progress` gets (pages copied, pages in all) after each step.

@@ -149,11 +149,32 @@ Result<std::vector<PlannedRecord>> ImportJobTable::plan(std::string_view id, std
 Result<void> ImportJobTable::set_state(std::string_view id, ImportState state,
                                        const std::optional<std::string>& resume_at,
                                        std::string_view errors_json) {
+  auto tx = Transaction::begin(db_, Transaction::Kind::kWrite);
+  if (!tx) return pass(tx);
   auto stmt =
       db_.prepare("UPDATE import_jobs SET state = ?2, resume_at = ?3, errors = ?4 WHERE id = ?1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, id).bind(2, to_string(state)).bind(3, resume_at).bind(4, errors_json);
-  return (*stmt)->run();
+  if (auto r = (*stmt)->run(); !r) return r;
+  if (state == ImportState::kDone) {
+    if (auto dropped = drop_plan(id); !dropped) return pass(dropped);
+  }
+  return tx->commit();
+}
+
+Result<std::int64_t> ImportJobTable::drop_plan(std::string_view id) {
+  auto stmt = db_.prepare("DELETE FROM import_plan WHERE job_id = ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  return static_cast<std::int64_t>((*stmt)->changes());
+}
+
+Result<std::int64_t> ImportJobTable::plan_rows(std::string_view id) {
+  auto count =
+      query_value<std::int64_t>(db_, "SELECT COUNT(*) FROM import_plan WHERE job_id = ?1", id);
+  if (!count) return pass(count);
+  return count->value_or(0);
 }
 
 Result<void> ImportJobTable::set_done(std::string_view id, std::int64_t done) {
@@ -206,6 +227,21 @@ Result<void> Store::backup(const std::string& destination,
     std::error_code ignored;
     std::filesystem::remove(destination, ignored);
     return fail(ErrorCode::kUnavailable, "backup: " + message);
+  }
+  return {};
+}
+
+Result<void> Store::compact_into(const std::string& destination) {
+  if (std::filesystem::exists(destination)) {
+    return fail(ErrorCode::kInvalidRequest, destination + " exists; a backup goes to a new file");
+  }
+  // One read transaction for the whole copy (writers go on beside it, in
+  // WAL); the copy holds the live pages only, rebuilt in order.
+  auto stmt = db_->prepare("VACUUM INTO ?1");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, destination);
+  if (auto r = (*stmt)->run(); !r) {
+    return fail(ErrorCode::kUnavailable, "backup: " + r.error().message);
   }
   return {};
 }

@@ -1,5 +1,6 @@
 #include "appview/cli/backup_command.hpp"
 
+#include <filesystem>
 #include <ostream>
 
 #include "appview/cli/args.hpp"
@@ -11,8 +12,10 @@ namespace bulleted::cli {
 
 int run_backup_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   constexpr const char* kUsage =
-      "usage: bulleted-appview backup DEST [--db PATH] [--config FILE]\n";
-  auto args = parse_args(argv, config_arg_spec());
+      "usage: bulleted-appview backup DEST [--compact] [--db PATH] [--config FILE]\n";
+  ArgSpec spec = config_arg_spec();
+  spec.switches.insert("compact");
+  auto args = parse_args(argv, spec);
   if (!args || args->positionals.size() != 1) {
     err << (args ? "" : "error: " + args.error() + "\n") << kUsage;
     return 2;
@@ -22,6 +25,17 @@ int run_backup_command(const std::vector<std::string>& argv, std::ostream& out, 
   auto store = open_store_or_report(*config, err);
   if (!store) return 1;
   const std::string destination = args->positionals[0];
+  if (args->has("compact")) {
+    // The live pages only: the copy is what the file would be after VACUUM.
+    err << "compacting " << config->db_path << " into " << destination << "...\n";
+    if (auto copied = store->compact_into(destination); !copied) {
+      err << "error: " << copied.error().message << "\n";
+      return 1;
+    }
+    out << "backed up " << config->db_path << " to " << destination << " (compacted, "
+        << std::filesystem::file_size(destination) << " bytes)\n";
+    return 0;
+  }
   std::optional<Progress> progress;
   int total = 0;
   auto copied = store->backup(destination, [&](int done, int pages) {

@@ -22,7 +22,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: bulleted-appview import FILE --repo DID [--parent RKEY] [--format opml|text]\n"
     "                               [--server URL --token T] [--db PATH] [--config FILE]\n"
-    "       bulleted-appview import --resume JOB [--db PATH] [--config FILE]\n";
+    "       bulleted-appview import --resume JOB [--db PATH] [--config FILE]\n"
+    "       bulleted-appview import --abandon JOB [--db PATH] [--config FILE]\n";
 
 std::optional<std::string> read_whole(const std::string& path, std::size_t limit,
                                       std::ostream& err) {
@@ -154,7 +155,7 @@ int import_through_server(const Args& args, const std::string& content,
 
 int run_import_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgSpec spec = config_arg_spec();
-  spec.valued.insert({"repo", "parent", "format", "server", "token", "resume"});
+  spec.valued.insert({"repo", "parent", "format", "server", "token", "resume", "abandon"});
   auto args = parse_args(argv, spec);
   if (!args) {
     err << "error: " << args.error() << "\n" << kUsage;
@@ -167,8 +168,26 @@ int run_import_command(const std::vector<std::string>& argv, std::ostream& out, 
   if (auto resume = args->option("resume")) {
     auto store = open_store_or_report(*config, err);
     if (!store) return 1;
+    // A failed job runs again once its operator has mended the cause.
+    if (auto resumed = appview::resume_failed_import(*store, *resume); !resumed) {
+      err << "error: " << resumed.error().message << "\n";
+      return 1;
+    }
     ordering::TidClock clock;
     return run_local_job(*store, clock, *resume, out, err);
+  }
+  if (auto abandon = args->option("abandon")) {
+    auto store = open_store_or_report(*config, err);
+    if (!store) return 1;
+    auto job = appview::abandon_import(*store, *abandon);
+    if (!job) {
+      err << "error: " << job.error().message << "\n";
+      return 1;
+    }
+    out << "import " << job->id << " is " << to_string(job->state) << " at " << job->done << "/"
+        << job->total << (job->state == schema::ImportState::kDone ? "" : "; its plan is dropped")
+        << "\n";
+    return 0;
   }
   auto repo = args->option("repo");
   if (args->positionals.size() != 1 || !repo || !schema::Did::parse(*repo)) {

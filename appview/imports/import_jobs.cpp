@@ -10,6 +10,7 @@
 #include "ordering/random_source.hpp"
 #include "schema/base64.hpp"
 #include "schema/datetime.hpp"
+#include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -149,6 +150,51 @@ Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::I
   job.resume_at = resume_at;
   job.errors_json = errors_json;
   return {};
+}
+
+Result<schema::ImportJobRow> abandon_import(schema::Store& store, const std::string& job_id) {
+  auto tx = store.begin_write();
+  if (!tx) return std::unexpected(tx.error());
+  auto found = store.import_jobs().find(job_id);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return fail(ErrorCode::kNotFound, "no import job " + job_id);
+  schema::ImportJobRow job = std::move(**found);
+  if (job.state == schema::ImportState::kDone) return job;
+  if (job.state != schema::ImportState::kFailed) {
+    if (auto r = move_job(store, job, schema::ImportState::kFailed, std::nullopt,
+                          append_error(job.errors_json, "abandoned by the operator"));
+        !r) {
+      return std::unexpected(r.error());
+    }
+  }
+  auto dropped = store.import_jobs().drop_plan(job.id);
+  if (!dropped) return std::unexpected(dropped.error());
+  if (auto r = tx->commit(); !r) return std::unexpected(r.error());
+  spdlog::info("import {}: abandoned at {}/{}; {} plan rows dropped", job.id, job.done, job.total,
+               *dropped);
+  return job;
+}
+
+Result<schema::ImportJobRow> resume_failed_import(schema::Store& store, const std::string& job_id) {
+  auto tx = store.begin_write();
+  if (!tx) return std::unexpected(tx.error());
+  auto found = store.import_jobs().find(job_id);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return fail(ErrorCode::kNotFound, "no import job " + job_id);
+  schema::ImportJobRow job = std::move(**found);
+  if (job.state != schema::ImportState::kFailed) return job;
+  auto rows = store.import_jobs().plan_rows(job.id);
+  if (!rows) return std::unexpected(rows.error());
+  if (*rows <= job.done && job.done < job.total) {
+    return fail(ErrorCode::kInvalidRequest,
+                "import " + job.id + " was abandoned: its plan is gone; import the file again");
+  }
+  if (auto r = move_job(store, job, schema::ImportState::kRunning, std::nullopt, job.errors_json);
+      !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto r = tx->commit(); !r) return std::unexpected(r.error());
+  return job;
 }
 
 std::optional<std::chrono::system_clock::time_point> resume_time(const schema::ImportJobRow& job) {

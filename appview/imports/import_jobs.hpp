@@ -75,6 +75,14 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
 Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::ImportState to,
                       const std::optional<std::string>& resume_at, const std::string& errors_json);
 
+// An operator gives a job up: a running or waiting one fails ("abandoned"),
+// and the plan of a failed one is dropped (it can no longer be resumed). A
+// done job has nothing left to drop. The job as it is now.
+Result<schema::ImportJobRow> abandon_import(schema::Store& store, const std::string& job_id);
+// An operator resumes a failed job whose plan is still kept: it runs again
+// from its progress. kInvalidRequest when its plan was dropped.
+Result<schema::ImportJobRow> resume_failed_import(schema::Store& store, const std::string& job_id);
+
 // The sink a job writes through (with whatever it needs to live).
 struct JobSink {
   virtual ~JobSink() = default;

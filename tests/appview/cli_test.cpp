@@ -5,10 +5,12 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "ordering/order_key.hpp"
+#include "schema/sqlite.hpp"
 #include "tests/support/store_fixtures.hpp"
 
 namespace {
@@ -95,6 +97,60 @@ TEST(BackupCommand, CopiesTheDatabaseToANewFileOnly) {
   // Never over an existing file; bad arguments are usage errors.
   EXPECT_EQ(run("backup " + copy + " --db " + db).status, 1);
   EXPECT_EQ(run("backup --db " + db).status, 2);
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+TEST(BackupCommand, CompactCopiesOnlyTheLivePages) {
+  char dir[] = "/tmp/bulleted-cli-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/index.db";
+  const std::string outline = std::string(dir) + "/outline.txt";
+  {
+    std::ofstream out(outline);
+    for (int i = 0; i < 3000; ++i) out << "- bullet " << i << " with a line of ordinary text\n";
+  }
+  ASSERT_EQ(run("import " + outline + " --repo did:plc:alice --db " + db).status, 0);
+  // The repo deleted: its pages are free, the file keeps them.
+  {
+    auto store = bulleted::schema::Store::open(db);
+    ASSERT_TRUE(store.has_value());
+    ASSERT_TRUE((*store)
+                    ->set_repo_status("did:plc:alice", bulleted::schema::RepoStatus::kDeleted)
+                    .has_value());
+  }
+  const std::string whole = std::string(dir) + "/whole.db";
+  const std::string compact = std::string(dir) + "/compact.db";
+  ASSERT_EQ(run("backup " + whole + " --db " + db).status, 0);
+  const CommandResult r = run("backup " + compact + " --compact --db " + db);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("compacted"), std::string::npos) << r.out;
+  EXPECT_LT(std::filesystem::file_size(compact) * 2, std::filesystem::file_size(whole));
+  const CommandResult check = run("check --db " + compact);
+  EXPECT_EQ(check.status, 0) << check.out;
+  EXPECT_EQ(run("backup " + compact + " --compact --db " + db).status, 1) << "never over a file";
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+TEST(ImportCommand, AJobIsAbandonedByItsIdAndAnUnknownOneIsAnError) {
+  char dir[] = "/tmp/bulleted-cli-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/index.db";
+  const std::string outline = std::string(dir) + "/outline.txt";
+  std::ofstream(outline) << "- one\n  - two\n";
+  ASSERT_EQ(run("import " + outline + " --repo did:plc:alice --db " + db).status, 0);
+  std::string job;
+  {
+    auto store = bulleted::schema::Store::open(db);
+    ASSERT_TRUE(store.has_value());
+    auto id = bulleted::schema::query_value<std::string>((*store)->database(),
+                                                         "SELECT id FROM import_jobs");
+    ASSERT_TRUE(id.has_value() && id->has_value());
+    job = **id;
+  }
+  const CommandResult done = run("import --abandon " + job + " --db " + db);
+  EXPECT_EQ(done.status, 0);
+  EXPECT_NE(done.out.find("is done"), std::string::npos) << done.out;
+  EXPECT_EQ(run("import --abandon nosuchjob --db " + db).status, 1);
   std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
