@@ -460,6 +460,12 @@ class Store {
   ServiceKeyTable service_keys();
   ImportJobTable import_jobs();
 
+  // Gives the file's free pages back to the system, 256 pages a write
+  // transaction (writers wait at most that long), when the file was made
+  // with incremental auto-vacuum (every file since schema 10's binary);
+  // the pages given back (0 for an older file: `backup --compact` is its
+  // way). Call outside a transaction.
+  Result<std::int64_t> give_back_free_pages();
   // A consistent copy at `destination` (a new file) holding only the live
   // pages (VACUUM INTO): what the file shrinks to once the copy replaces
   // it. Others keep reading and writing meanwhile.

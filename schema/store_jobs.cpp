@@ -231,6 +231,21 @@ Result<void> Store::backup(const std::string& destination,
   return {};
 }
 
+Result<std::int64_t> Store::give_back_free_pages() {
+  auto mode = query_value<std::int64_t>(*db_, "PRAGMA auto_vacuum");
+  if (!mode) return pass(mode);
+  if (mode->value_or(0) != 2) return std::int64_t{0};  // not incremental
+  std::int64_t given = 0;
+  while (true) {
+    auto free = query_value<std::int64_t>(*db_, "PRAGMA freelist_count");
+    if (!free) return pass(free);
+    if (free->value_or(0) == 0) return given;
+    // 256 pages (1 MiB) a write transaction (a pragma takes no parameter).
+    if (auto r = db_->exec("PRAGMA incremental_vacuum(256)"); !r) return pass(r);
+    given += std::min<std::int64_t>(256, free->value_or(0));
+  }
+}
+
 Result<void> Store::compact_into(const std::string& destination) {
   if (std::filesystem::exists(destination)) {
     return fail(ErrorCode::kInvalidRequest, destination + " exists; a backup goes to a new file");

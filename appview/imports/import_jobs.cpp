@@ -279,7 +279,17 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
   if (!rows) return std::unexpected(rows.error());
   if (rows->empty()) {
     spdlog::info("import {}: done, {} nodes", job.id, job.done);
-    return set_state(ImportState::kDone, std::nullopt, job.errors_json);
+    auto finished = set_state(ImportState::kDone, std::nullopt, job.errors_json);
+    if (!finished) return finished;
+    // The plan went with the move to done: its pages go back to the system
+    // (a few at a time, so writers wait little).
+    if (auto given = store.give_back_free_pages(); !given) {
+      spdlog::warn("import {}: the free pages could not be given back: {}", job.id,
+                   given.error().message);
+    } else if (*given > 0) {
+      spdlog::info("import {}: {} free pages given back to the system", job.id, *given);
+    }
+    return finished;
   }
   const std::int64_t after = job.done + static_cast<std::int64_t>(rows->size());
   if (first_of_run) {

@@ -71,6 +71,10 @@ TEST_F(ImportPlanTest, AJobThatIsDoneKeepsNoPlanAndAnswersAsBefore) {
   EXPECT_EQ(done.total, 501);
   EXPECT_EQ(plan_rows(job.id), 0);
   EXPECT_EQ(*store_->node_count(), 501);
+  // And the pages the plan held went back to the system.
+  auto free = schema::query_value<std::int64_t>(store_->database(), "PRAGMA freelist_count");
+  ASSERT_TRUE(free.has_value());
+  EXPECT_EQ(free->value_or(-1), 0);
 }
 
 TEST_F(ImportPlanTest, TheStateAndTheDroppedPlanCommitTogether) {
