@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
     add_children(*store, rkey_of("tk", k), "tk" + std::to_string(k) + "x", 49);
   const double build_s = std::chrono::duration<double>(Clock::now() - built).count();
   std::printf("index: %lld nodes, built in %.1f s; %d repetitions a figure\n\n",
-              static_cast<long long>(must(store->node_count(), "count")), build_s, reps);
+              static_cast<long long>(must(store->read().node_count(), "count")), build_s, reps);
 
   std::string body;
   auto page_json = [&](const std::vector<schema::NodeRow>& rows) {
@@ -214,7 +214,8 @@ int main(int argc, char** argv) {
     out.end_array().end_object();
   };
   auto children_page = [&](const std::string& parent) {
-    auto page = must(store->children({.did = kDid, .parent_rkey = parent, .limit = 100}), "page");
+    auto page =
+        must(store->read().children({.did = kDid, .parent_rkey = parent, .limit = 100}), "page");
     page_json(page.nodes);
   };
 
@@ -235,27 +236,27 @@ int main(int argc, char** argv) {
   });
   add_row("getPosition of the first", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 0);
-    return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
+    return measure(reps, [&](int) { must(store->read().position(kDid, rkey), "position"); });
   });
   add_row("getPosition of the middle", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 500 * kScales[s]);
-    return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
+    return measure(reps, [&](int) { must(store->read().position(kDid, rkey), "position"); });
   });
   add_row("getPosition of the last", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 1000 * kScales[s] - 1);
-    return measure(reps, [&](int) { must(store->position(kDid, rkey), "position"); });
+    return measure(reps, [&](int) { must(store->read().position(kDid, rkey), "position"); });
   });
   add_row("getWindow 20/20 at the start", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 0);
     return measure(reps, [&](int) {
-      auto window = must(store->window(kDid, rkey, 20, 20), "window");
+      auto window = must(store->read().window(kDid, rkey, 20, 20), "window");
       page_json(window.nodes);
     });
   });
   add_row("getWindow 20/20 at the end", "group of 1k / 10k / 100k", [&](int s) {
     const std::string rkey = rkey_of("c" + std::to_string(s), 1000 * kScales[s] - 1);
     return measure(reps, [&](int) {
-      auto window = must(store->window(kDid, rkey, 20, 20), "window");
+      auto window = must(store->read().window(kDid, rkey, 20, 20), "window");
       page_json(window.nodes);
     });
   });
@@ -299,10 +300,10 @@ int main(int argc, char** argv) {
   const Figure big = measure(reps, [&](int) { children_page("g20000000"); });
   std::size_t subtree_bytes = 0, subtree_nodes = 0;
   auto read_subtree = [&] {
-    return must(store->subtree({.did = kDid,
-                                .root_rkey = std::string("tree0000000"),
-                                .depth = 8,
-                                .budget_bytes = 8 * 1024 * 1024}),
+    return must(store->read().subtree({.did = kDid,
+                                       .root_rkey = std::string("tree0000000"),
+                                       .depth = 8,
+                                       .budget_bytes = 8 * 1024 * 1024}),
                 "subtree");
   };
   auto subtree_json = [&](const schema::SubtreeNode& tree) {
@@ -315,11 +316,11 @@ int main(int argc, char** argv) {
   std::string served;
   const Figure subtree = measure(reps, [&](int) {
     appview::SubtreeAnswer answer;
-    auto read = store->subtree({.did = kDid,
-                                .root_rkey = std::string("tree0000000"),
-                                .depth = 8,
-                                .budget_bytes = 8 * 1024 * 1024},
-                               answer);
+    auto read = store->read().subtree({.did = kDid,
+                                       .root_rkey = std::string("tree0000000"),
+                                       .depth = 8,
+                                       .budget_bytes = 8 * 1024 * 1024},
+                                      answer);
     if (!read) die("subtree: " + read.error().message);
     served = answer.text();
   });
@@ -338,9 +339,10 @@ int main(int argc, char** argv) {
   subtree_nodes = count(tree);
   if (served != body) die("the served subtree differs from the view of its rows");
   // A page of 100 written as JSON from rows already read.
-  auto rows_of_page = must(
-      store->children({.did = kDid, .parent_rkey = std::string("leaves0000000"), .limit = 100}),
-      "page");
+  auto rows_of_page =
+      must(store->read().children(
+               {.did = kDid, .parent_rkey = std::string("leaves0000000"), .limit = 100}),
+           "page");
   const Figure write_only = measure(reps * 10, [&](int) { page_json(rows_of_page.nodes); });
   std::printf("\npage of 100 leaves: %.1f us; first page of the 100,000 group: %.1f us (%.2fx)\n",
               leaves.median_us, big.median_us, big.median_us / leaves.median_us);

@@ -19,6 +19,7 @@
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 #include "schema/syntax.hpp"
+#include "tests/support/store_internals.hpp"
 
 namespace {
 
@@ -66,9 +67,9 @@ int main(int argc, char** argv) {
     }
     flush();
     std::printf("index: %lld nodes written in %.1f s\n",
-                static_cast<long long>(*(*store)->node_count()), since(t0));
+                static_cast<long long>(*(*store)->read().node_count()), since(t0));
     // Back to schema 5.
-    if (!(*store)->database().exec(
+    if (!bulleted::testing::database_of(**store).exec(
             "DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN "
             "facets;"
             " ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 5; VACUUM;")) {
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
   const auto t1 = Clock::now();
   auto report = (*store)->integrity_report();
   if (!report) return 1;
-  auto blocks = (*store)->database().prepare("SELECT count(*) FROM order_blocks");
+  auto blocks =
+      bulleted::testing::database_of(**store).prepare("SELECT count(*) FROM order_blocks");
   if (!blocks || !*(*blocks)->step()) return 1;
   std::printf("blocks built: %lld\n", static_cast<long long>((*blocks)->integer(0)));
   std::printf(

@@ -94,15 +94,15 @@ int main(int argc, char** argv) {
     const std::string& parent = parents[rng() % parents.size()];
     bool reverse = rng() % 2 == 0;
     auto t0 = Clock::now();
-    auto page =
-        (*store)->children({.did = kDid, .parent_rkey = parent, .limit = 100, .reverse = reverse});
+    auto page = (*store)->read().children(
+        {.did = kDid, .parent_rkey = parent, .limit = 100, .reverse = reverse});
     auto t1 = Clock::now();
     if (!page || page->nodes.size() != 100 || !page->cursor) return 1;
-    auto next = (*store)->children({.did = kDid,
-                                    .parent_rkey = parent,
-                                    .limit = 100,
-                                    .cursor = page->cursor,
-                                    .reverse = reverse});
+    auto next = (*store)->read().children({.did = kDid,
+                                           .parent_rkey = parent,
+                                           .limit = 100,
+                                           .cursor = page->cursor,
+                                           .reverse = reverse});
     auto t2 = Clock::now();
     if (!next || next->nodes.size() != 100) return 1;
     first_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());

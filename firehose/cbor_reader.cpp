@@ -4,7 +4,6 @@
 
 #include <limits>
 
-#include "firehose/dag_cbor.hpp"
 #include "schema/node_record.hpp"
 
 namespace bulleted::firehose {

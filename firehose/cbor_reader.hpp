@@ -18,6 +18,12 @@
 
 namespace bulleted::firehose {
 
+// Canonical DAG-CBOR map-key order: shorter first, then bytewise.
+inline bool canonical_key_less(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return a < b;
+}
+
 enum class CborKind : std::uint8_t { kInteger, kText, kBytes, kLink, kArray, kMap, kNull, kBool };
 
 struct CborItem {

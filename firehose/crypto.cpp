@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "firehose/cid.hpp"
+#include "schema/enum_names.hpp"
 
 namespace bulleted::firehose {
 
@@ -342,18 +343,20 @@ std::string PublicKey::multikey() const {
 
 std::string PublicKey::did_key() const { return "did:key:" + multikey(); }
 
+namespace {
+
+constexpr schema::EnumNames<SignatureCheck, 4> kSignatureCheckNames{{{
+    {SignatureCheck::kValid, "valid"},
+    {SignatureCheck::kMismatch, "mismatch"},
+    {SignatureCheck::kHighS, "high_s"},
+    {SignatureCheck::kMalformed, "malformed"},
+}}};
+static_assert(kSignatureCheckNames.covers(SignatureCheck::kMalformed));
+
+}  // namespace
+
 std::string_view signature_check_name(SignatureCheck check) {
-  switch (check) {
-    case SignatureCheck::kValid:
-      return "valid";
-    case SignatureCheck::kMismatch:
-      return "mismatch";
-    case SignatureCheck::kHighS:
-      return "high_s";
-    case SignatureCheck::kMalformed:
-      return "malformed";
-  }
-  return "malformed";
+  return kSignatureCheckNames.name(check);
 }
 
 SignatureCheck verify_digest(const PublicKey& key, std::string_view digest,

@@ -173,11 +173,6 @@ Error invalid(std::string message) { return Error{ErrorCode::kInvalidRequest, st
 
 }  // namespace
 
-bool canonical_key_less(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return a.size() < b.size();
-  return a < b;
-}
-
 const DagValue* DagValue::find(std::string_view key) const {
   const DagMap* map = as_map();
   if (map == nullptr) return nullptr;

@@ -104,7 +104,4 @@ nlohmann::json to_json(const DagValue& value);
 // $type values that are not non-empty strings.
 Result<DagValue> from_json(const nlohmann::json& json);
 
-// Canonical DAG-CBOR map-key order: shorter first, then bytewise.
-bool canonical_key_less(std::string_view a, std::string_view b);
-
 }  // namespace bulleted::firehose

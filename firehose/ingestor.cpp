@@ -26,13 +26,13 @@ Ingestor::Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics&
     : store_(store), options_(std::move(options)), metrics_(metrics) {}
 
 Result<void> Ingestor::start() {
-  auto cursor = store_.cursor(options_.source);
+  auto cursor = store_.read().cursor(options_.source);
   if (!cursor) return std::unexpected(cursor.error());
   last_seq_ = *cursor;
   if (last_seq_) metrics_.last_seq = *last_seq_;
   // A resync that did not finish before the last stop: the commits held for
   // it are behind the cursor now, so the repo must be fetched again.
-  auto unfinished = store_.repos_to_resync();
+  auto unfinished = store_.read().repos_to_resync();
   if (!unfinished) return std::unexpected(unfinished.error());
   for (const auto& did : *unfinished)
     want_resync(did, "a resync did not finish before the last stop");
@@ -57,7 +57,7 @@ std::optional<std::string> WrittenRevs::newest(const std::string& did) const {
 Result<std::optional<std::string>> Ingestor::known_rev(const std::string& did) {
   auto it = revs_.find(did);
   if (it == revs_.end()) {
-    auto repo = store_.repo(did);
+    auto repo = store_.read().repo(did);
     if (!repo) return std::unexpected(repo.error());
     it = revs_.emplace(did, *repo ? (*repo)->rev : std::nullopt).first;
   }
@@ -96,7 +96,7 @@ std::vector<std::string> Ingestor::take_resync_requests() {
 
 Result<void> Ingestor::request_full_resync() {
   if (auto r = flush(); !r) return r;
-  auto dids = store_.repo_dids();
+  auto dids = store_.read().repo_dids();
   if (!dids) return std::unexpected(dids.error());
   for (const auto& did : *dids) want_resync(did, "events may be missing");
   return {};
@@ -381,7 +381,7 @@ Result<RepoSnapshot> Ingestor::resync_from_car(std::string_view car, std::string
 
 Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
   if (auto r = flush(); !r) return r;
-  auto indexed = store_.indexed_records(snapshot.did);
+  auto indexed = store_.read().indexed_records(snapshot.did);
   if (!indexed) return std::unexpected(indexed.error());
   schema::ApplyBatch batch;
   batch.ops = resync_ops(snapshot, *indexed);

@@ -4,6 +4,7 @@
 
 #include "firehose/dag_cbor.hpp"
 #include "firehose/mst_tree.hpp"
+#include "schema/enum_names.hpp"
 
 namespace bulleted::firehose {
 namespace {
@@ -22,23 +23,22 @@ struct PathChange {
 
 }  // namespace
 
-std::string_view verify_reason_name(VerifyReason reason) {
-  switch (reason) {
-    case VerifyReason::kSignature:
-      return "signature";
-    case VerifyReason::kKey:
-      return "key";
-    case VerifyReason::kCommit:
-      return "commit";
-    case VerifyReason::kBlock:
-      return "block";
-    case VerifyReason::kMst:
-      return "mst";
-    case VerifyReason::kInversion:
-      return "inversion";
-  }
-  return "commit";
-}
+namespace {
+
+// The names are the metric's label values.
+constexpr schema::EnumNames<VerifyReason, 6> kVerifyReasonNames{{{
+    {VerifyReason::kSignature, "signature"},
+    {VerifyReason::kKey, "key"},
+    {VerifyReason::kCommit, "commit"},
+    {VerifyReason::kBlock, "block"},
+    {VerifyReason::kMst, "mst"},
+    {VerifyReason::kInversion, "inversion"},
+}}};
+static_assert(kVerifyReasonNames.covers(VerifyReason::kInversion));
+
+}  // namespace
+
+std::string_view verify_reason_name(VerifyReason reason) { return kVerifyReasonNames.name(reason); }
 
 Verified<SignedCommit> read_signed_commit(std::string_view block) {
   auto value = decode_dag_cbor(block);

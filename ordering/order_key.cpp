@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 
 #include "ordering/key_block.hpp"
 #include "ordering/key_buffer.hpp"
@@ -417,16 +418,27 @@ Status generate(const std::string_view* a, const std::string_view* b, std::size_
 
 }  // namespace
 
-std::string_view error_name(KeyErrorCode code) {
-  switch (code) {
-    case KeyErrorCode::kInvalidKey:
-      return "InvalidKey";
-    case KeyErrorCode::kOutOfOrder:
-      return "OutOfOrder";
-    case KeyErrorCode::kExhausted:
-      return "Exhausted";
+namespace {
+
+// One row a code, in the enum's order (ordering/ is standard library only:
+// the table is its own, in schema/enum_names.hpp's shape).
+constexpr std::array<std::pair<KeyErrorCode, std::string_view>, 3> kKeyErrorNames = {{
+    {KeyErrorCode::kInvalidKey, "InvalidKey"},
+    {KeyErrorCode::kOutOfOrder, "OutOfOrder"},
+    {KeyErrorCode::kExhausted, "Exhausted"},
+}};
+constexpr bool key_error_names_cover() {
+  for (std::size_t i = 0; i < kKeyErrorNames.size(); ++i) {
+    if (static_cast<std::size_t>(kKeyErrorNames[i].first) != i) return false;
   }
-  return "Unknown";
+  return static_cast<std::size_t>(KeyErrorCode::kExhausted) + 1 == kKeyErrorNames.size();
+}
+static_assert(key_error_names_cover(), "one row per KeyErrorCode, in the enum's order");
+
+}  // namespace
+
+std::string_view error_name(KeyErrorCode code) {
+  return kKeyErrorNames[static_cast<std::size_t>(code)].second;
 }
 
 std::size_t integer_width(char head) { return head_width(head); }

@@ -1,27 +1,25 @@
 #include "schema/import_state.hpp"
 
+#include "schema/enum_names.hpp"
+
 namespace bulleted::schema {
 
-std::string_view to_string(ImportState state) {
-  switch (state) {
-    case ImportState::kRunning:
-      return "running";
-    case ImportState::kWaiting:
-      return "waiting";
-    case ImportState::kDone:
-      return "done";
-    case ImportState::kFailed:
-      return "failed";
-  }
-  return "failed";
-}
+namespace {
+
+constexpr EnumNames<ImportState, 4> kImportStateNames{{{
+    {ImportState::kRunning, "running"},
+    {ImportState::kWaiting, "waiting"},
+    {ImportState::kDone, "done"},
+    {ImportState::kFailed, "failed"},
+}}};
+static_assert(kImportStateNames.covers(ImportState::kFailed));
+
+}  // namespace
+
+std::string_view to_string(ImportState state) { return kImportStateNames.name(state); }
 
 std::optional<ImportState> parse_import_state(std::string_view name) {
-  for (auto state :
-       {ImportState::kRunning, ImportState::kWaiting, ImportState::kDone, ImportState::kFailed}) {
-    if (to_string(state) == name) return state;
-  }
-  return std::nullopt;
+  return kImportStateNames.parse(name);
 }
 
 bool allowed_transition(ImportState from, ImportState to) {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "schema/error.hpp"
-#include "schema/store.hpp"
+#include "schema/rows.hpp"
 
 namespace bulleted::schema {
 

@@ -225,8 +225,11 @@ void roll_back(Database& db, bool nested) {
 
 Transaction::~Transaction() {
   if (db_ == nullptr) return;
-  roll_back(*db_, nested_);
+  Database* db = db_;
+  const bool nested = nested_;
+  roll_back(*db, nested);
   end();
+  if (!nested && db->on_end_) db->on_end_(false);
 }
 
 Result<void> Transaction::commit() {
@@ -236,6 +239,7 @@ Result<void> Transaction::commit() {
   auto result = nested ? db->exec("RELEASE nested") : db->exec("COMMIT");
   // A failed COMMIT (busy, disk full) leaves the transaction open: end it.
   if (!result) roll_back(*db, nested);
+  if (!nested && db->on_end_) db->on_end_(result.has_value());
   return result;
 }
 

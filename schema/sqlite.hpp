@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,6 +126,11 @@ class Database {
   sqlite3* handle() const { return db_; }
   // Whether a transaction is open (SQLite may end one itself on an error).
   bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  // Whether the outermost transaction open is a write.
+  bool in_write_transaction() const { return transaction_depth_ > 0 && writing_; }
+  // Called when the outermost Transaction ends: true after its COMMIT, false
+  // after a rollback (what was pending on its commit is then dropped).
+  void on_transaction_end(std::function<void(bool committed)> hook) { on_end_ = std::move(hook); }
 
  private:
   friend class Transaction;
@@ -134,6 +140,7 @@ class Database {
   // savepoints), and whether the outermost one writes.
   int transaction_depth_ = 0;
   bool writing_ = false;
+  std::function<void(bool)> on_end_;
   // Keyed by the literal's address: each call site's SQL is prepared once.
   std::unordered_map<const char*, std::unique_ptr<Statement>> cache_;
 };

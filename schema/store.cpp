@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "schema/checkpointer.hpp"
+#include "schema/enum_names.hpp"
 #include "schema/group_upkeep.hpp"
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
@@ -192,99 +193,30 @@ Result<void> write_counter(Database& db, std::int64_t value) {
 
 }  // namespace
 
-std::string_view to_string(RepoStatus status) {
-  switch (status) {
-    case RepoStatus::kActive:
-      return "active";
-    case RepoStatus::kTakendown:
-      return "takendown";
-    case RepoStatus::kSuspended:
-      return "suspended";
-    case RepoStatus::kDeactivated:
-      return "deactivated";
-    case RepoStatus::kDeleted:
-      return "deleted";
-  }
-  return "active";
-}
-
-std::optional<RepoStatus> parse_repo_status(std::string_view text) {
-  for (auto status : {RepoStatus::kActive, RepoStatus::kTakendown, RepoStatus::kSuspended,
-                      RepoStatus::kDeactivated, RepoStatus::kDeleted}) {
-    if (to_string(status) == text) return status;
-  }
-  return std::nullopt;
-}
-
-std::string_view to_string(SyncState state) {
-  switch (state) {
-    case SyncState::kSynced:
-      return "synced";
-    case SyncState::kDesynchronized:
-      return "desynchronized";
-    case SyncState::kResyncing:
-      return "resyncing";
-  }
-  return "synced";
-}
-
-std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
-
-NodeRow NodeRow::from(const NodeRowView& fields) {
-  auto copy = [](std::optional<std::string_view> text) {
-    return text ? std::optional<std::string>(*text) : std::nullopt;
-  };
-  return NodeRow{.did = std::string(fields.did),
-                 .rkey = std::string(fields.rkey),
-                 .cid = std::string(fields.cid),
-                 .rev = std::string(fields.rev),
-                 .group = std::string(fields.group),
-                 .parent_rkey = copy(fields.parent_rkey),
-                 .unattached = fields.unattached,
-                 .sort_key = std::string(fields.sort_key),
-                 .sort_key_raw = copy(fields.sort_key_raw),
-                 .sort_key_valid = fields.sort_key_valid,
-                 .text = std::string(fields.text),
-                 .note = copy(fields.note),
-                 .completed = fields.completed,
-                 .created_at = std::string(fields.created_at),
-                 .facets = copy(fields.facets),
-                 .record_json = std::string(fields.record_json),
-                 .record_bytes = fields.record_bytes,
-                 .child_count = fields.child_count,
-                 .change_seq = fields.change_seq};
-}
-
-NodeRowView NodeRow::view() const {
-  auto view = [](const std::optional<std::string>& text) {
-    return text ? std::optional<std::string_view>(*text) : std::nullopt;
-  };
-  return NodeRowView{.did = did,
-                     .rkey = rkey,
-                     .cid = cid,
-                     .rev = rev,
-                     .group = group,
-                     .parent_rkey = view(parent_rkey),
-                     .unattached = unattached,
-                     .sort_key = sort_key,
-                     .sort_key_raw = view(sort_key_raw),
-                     .sort_key_valid = sort_key_valid,
-                     .text = text,
-                     .note = view(note),
-                     .completed = completed,
-                     .created_at = created_at,
-                     .facets = view(facets),
-                     .record_json = record_json,
-                     .record_bytes = record_bytes,
-                     .child_count = child_count,
-                     .change_seq = change_seq};
-}
-
 Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpointer,
              int busy_timeout_ms)
     : checkpointer_(std::move(checkpointer)),
       db_(std::move(db)),
-      busy_timeout_ms_(busy_timeout_ms) {}
+      reader_(*db_),
+      busy_timeout_ms_(busy_timeout_ms) {
+  // What apply() wrote is told once the outermost transaction has
+  // committed (apply may run inside a caller's write transaction).
+  db_->on_transaction_end([this](bool committed) {
+    CommitNotice notice;
+    notice.repos.assign(pending_.begin(), pending_.end());
+    pending_.clear();
+    if (committed && on_commit_ && !notice.repos.empty()) on_commit_(notice);
+  });
+}
+
+bool Store::in_write_transaction() const {
+  // SQLite may have ended it itself (a full disk): then it is not open.
+  return db_->in_write_transaction() && db_->in_transaction();
+}
+
+void Store::set_commit_listener(std::function<void(const CommitNotice&)> listener) {
+  on_commit_ = std::move(listener);
+}
 Store::~Store() = default;
 
 int Store::schema_version() { return latest_schema_version(); }
@@ -321,7 +253,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   for (const RecordOp& op : batch.ops) {
     auto known = deleted_repo.find(op.did);
     if (known == deleted_repo.end()) {
-      auto state = repo(op.did);
+      auto state = reader_.repo(op.did);
       if (!state) return pass(state);
       known =
           deleted_repo.emplace(op.did, *state && (*state)->status == RepoStatus::kDeleted).first;
@@ -352,6 +284,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     }
     ++seq;
     ++outcome.applied;
+    pending_[op.did] = seq;
   }
   if (auto r = upkeep.flush(); !r) return pass(r);
   // Only the newest rev of each repo matters.
@@ -415,36 +348,6 @@ Result<void> Store::set_handle(std::string_view did, std::string_view handle) {
   return write_handle(*db_, did, handle);
 }
 
-Result<std::optional<RepoState>> Store::repo(std::string_view did) {
-  auto stmt = db_->prepare("SELECT did, rev, status, sync_state, handle FROM repos WHERE did = ?1");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<RepoState>();
-  RepoState state;
-  state.did = (*stmt)->text(0);
-  state.rev = (*stmt)->optional_text(1);
-  state.status = parse_repo_status((*stmt)->text(2)).value_or(RepoStatus::kActive);
-  const std::string sync = (*stmt)->text(3);
-  state.sync_state = sync == "desynchronized" ? SyncState::kDesynchronized
-                     : sync == "resyncing"    ? SyncState::kResyncing
-                                              : SyncState::kSynced;
-  state.handle = (*stmt)->optional_text(4);
-  return std::optional<RepoState>(std::move(state));
-}
-
-Result<std::optional<std::int64_t>> Store::cursor(std::string_view source) {
-  return query_value<std::int64_t>(*db_, "SELECT seq FROM cursors WHERE source = ?1", source);
-}
-
-Result<std::int64_t> Store::node_count() {
-  // Kept with every write (index_totals), never counted: one row's read.
-  auto count = query_value<std::int64_t>(*db_, "SELECT nodes FROM index_totals WHERE id = 1");
-  if (!count) return std::unexpected(count.error());
-  return count->value_or(0);
-}
-
 CheckpointCounts Store::checkpoints() const {
   return checkpointer_ ? checkpointer_->counts() : CheckpointCounts{};
 }
@@ -462,74 +365,6 @@ Result<void> Store::check_writable() {
     return pass(tx);
   }
   return {};  // rolled back by the Transaction
-}
-
-Result<std::vector<std::string>> Store::repos_to_resync() {
-  return query_texts(*db_,
-                     "SELECT did FROM repos WHERE sync_state != 'synced' AND status != 'deleted'"
-                     " ORDER BY did");
-}
-
-Result<std::vector<std::string>> Store::repo_dids() {
-  return query_texts(
-      *db_,
-      "SELECT did FROM repos WHERE status != 'deleted' UNION SELECT DISTINCT did FROM nodes"
-      " ORDER BY did");
-}
-
-Result<std::vector<IndexedRecord>> Store::indexed_records(std::string_view did) {
-  auto stmt = db_->prepare("SELECT rkey, cid, rev FROM nodes WHERE did = ?1 ORDER BY rkey");
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did);
-  std::vector<IndexedRecord> out;
-  while (true) {
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return out;
-    out.push_back(IndexedRecord{(*stmt)->text(0), (*stmt)->text(1), (*stmt)->text(2)});
-  }
-}
-
-Result<std::string> Store::dump() {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
-  if (!tx) return pass(tx);
-  std::ostringstream out;
-  auto nodes = db_->prepare(
-      "SELECT did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text, note,"
-      " completed, created_at, record, facets, record_bytes FROM nodes ORDER BY did, rkey");
-  if (!nodes) return pass(nodes);
-  while (true) {
-    auto row = (*nodes)->step();
-    if (!row) return pass(row);
-    if (!*row) break;
-    out << "node";
-    for (int c = 0; c < 15; ++c) {
-      out << '\t' << ((*nodes)->is_null(c) ? std::string("<null>") : (*nodes)->text(c));
-    }
-    out << '\n';
-  }
-  auto tombs = db_->prepare("SELECT did, rkey, rev FROM tombstones ORDER BY did, rkey");
-  if (!tombs) return pass(tombs);
-  while (true) {
-    auto row = (*tombs)->step();
-    if (!row) return pass(row);
-    if (!*row) break;
-    out << "tombstone\t" << (*tombs)->text(0) << '\t' << (*tombs)->text(1) << '\t'
-        << (*tombs)->text(2) << '\n';
-  }
-  auto repos = db_->prepare("SELECT did, rev, status, sync_state, handle FROM repos ORDER BY did");
-  if (!repos) return pass(repos);
-  while (true) {
-    auto row = (*repos)->step();
-    if (!row) return pass(row);
-    if (!*row) break;
-    out << "repo";
-    for (int c = 0; c < 5; ++c) {
-      out << '\t' << ((*repos)->is_null(c) ? std::string("<null>") : (*repos)->text(c));
-    }
-    out << '\n';
-  }
-  return out.str();
 }
 
 }  // namespace bulleted::schema

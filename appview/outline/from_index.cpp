@@ -38,7 +38,7 @@ Result<void> walk_outline(schema::Store& store, const std::string& did,
   std::vector<Frame> stack;
   std::set<std::string> seen;  // a parent cycle reaches a node twice
   if (root) {
-    auto row = store.node(did, *root);
+    auto row = store.read().node(did, *root);
     if (!row) return std::unexpected(row.error());
     seen.insert(*root);
     if (!visit(outline_node(*row, -1), 0)) return {};
@@ -53,7 +53,7 @@ Result<void> walk_outline(schema::Store& store, const std::string& did,
         stack.pop_back();
         continue;
       }
-      auto page = store.children(
+      auto page = store.read().children(
           {.did = did, .parent_rkey = frame.parent, .limit = kPage, .cursor = frame.cursor});
       if (!page) return std::unexpected(page.error());
       frame.page = std::move(page->nodes);

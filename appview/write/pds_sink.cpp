@@ -38,7 +38,7 @@ std::optional<RepoHeads::Head> RepoHeads::get(const std::string& did) const {
 }
 
 Result<std::string> PdsSink::swap_commit(schema::Store& store, const std::string& did) {
-  auto repo = store.repo(did);
+  auto repo = store.read().repo(did);
   if (!repo) return std::unexpected(repo.error());
   const std::optional<std::string> indexed = *repo ? (*repo)->rev : std::nullopt;
   if (auto head = heads_.get(did); head && indexed && head->rev == *indexed) return head->cid;

@@ -24,7 +24,7 @@ Error stale(std::string why) { return Error{ErrorCode::kStaleNeighbours, std::mo
 Result<std::optional<SiblingKey>> adjacent(schema::Store& store, const std::string& group,
                                            const std::optional<SiblingKey>& from, bool reverse,
                                            const std::optional<std::string>& skip) {
-  auto keys = store.sibling_keys(group, from, reverse, 2);
+  auto keys = store.read().sibling_keys(group, from, reverse, 2);
   if (!keys) return std::unexpected(keys.error());
   for (auto& key : *keys) {
     if (skip && key.rkey == *skip) continue;
@@ -40,7 +40,7 @@ Result<SiblingKey> neighbour(schema::Store& store, const std::string& did, const
   if (moving && rkey == *moving) {
     return fail(ErrorCode::kInvalidNeighbour, "a node cannot be its own neighbour");
   }
-  auto node = store.node(did, rkey);
+  auto node = store.read().node(did, rkey);
   if (!node) {
     if (node.error().code == ErrorCode::kNotFound) {
       return fail(ErrorCode::kInvalidNeighbour, "neighbour " + rkey + " does not exist");
@@ -118,10 +118,10 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
   // (when it is in this group) indexes shift by one.
   std::optional<std::int64_t> own_index;
   if (moving) {
-    auto own = store.node(did, *moving);
+    auto own = store.read().node(did, *moving);
     if (!own) return std::unexpected(own.error());
     if (own->group == group) {
-      auto where = store.position(did, *moving);
+      auto where = store.read().position(did, *moving);
       if (!where) return std::unexpected(where.error());
       own_index = where->index;
     }
@@ -131,7 +131,7 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
   // three keys, the moving node left out. index - 1 >= 0 here, and index + 1
   // cannot overflow: index - 1 < index <= INT64_MAX.
   const std::int64_t from = own_index && index - 1 >= *own_index ? index : index - 1;
-  auto around = store.sibling_keys_at(group, from, 3);
+  auto around = store.read().sibling_keys_at(group, from, 3);
   if (!around) return std::unexpected(around.error());
   std::erase_if(*around, [&](const SiblingKey& key) { return moving && key.rkey == *moving; });
   if (around->empty()) return last_bounds();  // past the end: last
@@ -150,7 +150,7 @@ Result<void> rekey_equal_run(schema::Store& store, const std::string& group,
   std::optional<std::string> upper;
   std::optional<SiblingKey> cursor = first;
   while (true) {
-    auto next = store.sibling_keys(group, cursor, false, 64);
+    auto next = store.read().sibling_keys(group, cursor, false, 64);
     if (!next) return std::unexpected(next.error());
     if (next->empty()) break;
     bool ended = false;
@@ -184,7 +184,7 @@ Result<void> repair_invalid_tail(schema::Store& store, const std::string& group,
   std::optional<std::string> last_valid;
   std::optional<SiblingKey> cursor;
   while (true) {
-    auto keys = store.sibling_keys(group, cursor, true, 256);
+    auto keys = store.read().sibling_keys(group, cursor, true, 256);
     if (!keys) return std::unexpected(keys.error());
     if (keys->empty()) break;
     bool done = false;
@@ -266,7 +266,7 @@ Result<Placement> place(schema::Store& store, const std::string& did, const Neig
   const std::string group = schema::target_group(did, intent.parent_rkey);
   std::optional<std::string> parent_uri;
   if (intent.parent_rkey) {
-    auto parent = store.node(did, *intent.parent_rkey);
+    auto parent = store.read().node(did, *intent.parent_rkey);
     if (!parent) return std::unexpected(parent.error());
     parent_uri = group;
   }

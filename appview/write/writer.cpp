@@ -22,7 +22,7 @@ ordering::RandomSource& thread_jitter() {
 Result<schema::NodeRecord> current_record(schema::Store& store, const std::string& did,
                                           const std::string& rkey,
                                           schema::NodeRow* row_out = nullptr) {
-  auto row = store.node(did, rkey);
+  auto row = store.read().node(did, rkey);
   if (!row) return std::unexpected(row.error());
   auto json = nlohmann::json::parse(row->record_json, nullptr, false);
   auto record = schema::parse_node_record(json);
@@ -75,7 +75,7 @@ Result<WriteResult> result_of(const std::string& did, const std::string& rkey,
 }
 
 std::string next_rev(schema::Store& store, ordering::TidClock& clock, const std::string& did) {
-  auto repo = store.repo(did);
+  auto repo = store.read().repo(did);
   if (repo && *repo && (*repo)->rev) {
     if (auto floor = ordering::Tid::parse(*(*repo)->rev)) return clock.next_after(*floor).str();
   }
@@ -202,7 +202,7 @@ void Writer::run_creates(schema::Store& store, const std::string& did, const std
   // leaves the others, unless SQLite ended the whole transaction with it
   // (a full disk): then the rest are not run outside it.
   for (auto* job : batch) {
-    if (!store.database().in_transaction()) {
+    if (!store.in_write_transaction()) {
       job->result = fail(ErrorCode::kUnavailable, "the index ended the batch's transaction");
       continue;
     }
@@ -258,7 +258,7 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
 
 Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
                                  const std::string& rkey, const NeighbourIntent& intent) {
-  auto existing = store.node(did, rkey);
+  auto existing = store.read().node(did, rkey);
   if (!existing) return std::unexpected(existing.error());
   const std::string target = schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {existing->group, target});
@@ -271,20 +271,20 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
         return fail(ErrorCode::kWouldCycle, "a node cannot be its own parent");
       // Allowed only when the walk up from the new parent proves it: it
       // ends at the top level or a missing parent without meeting the node.
-      schema::Store::AncestorsEnd end{};
-      auto chain = store.ancestors(did, *intent.parent_rkey, &end);
+      schema::Reader::AncestorsEnd end{};
+      auto chain = store.read().ancestors(did, *intent.parent_rkey, &end);
       if (!chain) return std::unexpected(chain.error());
       for (const auto& ancestor : *chain) {
         if (ancestor.rkey == rkey) {
           return fail(ErrorCode::kWouldCycle, "the new parent is inside the node's own subtree");
         }
       }
-      if (end == schema::Store::AncestorsEnd::kCycle) {
+      if (end == schema::Reader::AncestorsEnd::kCycle) {
         return fail(ErrorCode::kWouldCycle, "the new parent is inside a parent cycle");
       }
-      if (end == schema::Store::AncestorsEnd::kDepthLimit) {
+      if (end == schema::Reader::AncestorsEnd::kDepthLimit) {
         return fail(ErrorCode::kWouldCycle,
-                    "the new parent is more than " + std::to_string(schema::Store::kMaxAncestors) +
+                    "the new parent is more than " + std::to_string(schema::Reader::kMaxAncestors) +
                         " levels deep: the move cannot be shown to make no cycle");
       }
     }
@@ -307,7 +307,7 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
   if (fields.text || fields.note) {
     if (auto r = check_text(fields); !r) return std::unexpected(r.error());
   }
-  auto existing = store.node(did, rkey);
+  auto existing = store.read().node(did, rkey);
   if (!existing) return std::unexpected(existing.error());
   auto guard = lock(did, {existing->group});
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
@@ -328,18 +328,18 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
 
 Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
                                    const std::string& rkey) {
-  auto row = store.node(did, rkey);
+  auto row = store.read().node(did, rkey);
   if (!row) return std::unexpected(row.error());
   // Exclusive: no create or move may add a child under any node of the
   // subtree while it is collected and deleted.
   auto guard = lock(did, {row->group, schema::children_group(did, rkey)}, TreeAccess::kExclusive);
   return with_refresh<std::size_t>(store, did, [&](int) -> Result<std::size_t> {
-    if (auto still = store.node(did, rkey); !still) return std::unexpected(still.error());
+    if (auto still = store.read().node(did, rkey); !still) return std::unexpected(still.error());
     // The subtree, breadth first; a parent cycle is visited once.
     std::vector<std::string> doomed{rkey};
     std::set<std::string> seen{rkey};
     for (std::size_t i = 0; i < doomed.size(); ++i) {
-      auto children = store.child_rkeys(schema::children_group(did, doomed[i]));
+      auto children = store.read().child_rkeys(schema::children_group(did, doomed[i]));
       if (!children) return std::unexpected(children.error());
       for (auto& child : *children) {
         if (seen.insert(child).second) doomed.push_back(std::move(child));

@@ -130,7 +130,7 @@ HttpResponse Api::health() {
     if (!reading.usable) problem = reading.problem;
   } else {
     try {
-      auto count = store().node_count();
+      auto count = store().read().node_count();
       if (!count) problem = count.error().message;
     } catch (const std::exception& e) {
       problem = e.what();
@@ -193,7 +193,7 @@ HttpResponse Api::metrics() {
   schema::CheckpointCounts checkpoints;
   try {
     nodes = context_.database != nullptr ? context_.database->reading().nodes
-                                         : store().node_count().value_or(-1);
+                                         : store().read().node_count().value_or(-1);
     checkpoints = store().checkpoints();
   } catch (...) {
   }

@@ -247,7 +247,7 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
   }
   // Whatever can fail is decided before the answer starts.
   if (root) {
-    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+    TRY(root_row, ApiMethods::store(api).read().node(repo, *root));
   }
   auto& context = ApiMethods::context(api);
   auto entered = context.exports.enter("addr " + context.proxies.client_key(request));

@@ -61,7 +61,7 @@ DatabaseReading DatabaseProbe::read_once() {
       if (!opened) throw std::runtime_error(opened.error().message);
       store = std::move(*opened);
     }
-    auto nodes = store->node_count();
+    auto nodes = store->read().node_count();
     if (!nodes) {
       store.reset();
       throw std::runtime_error(nodes.error().message);

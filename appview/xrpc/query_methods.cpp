@@ -39,7 +39,7 @@ HttpResponse get_node(Api& api, const ApiMethod&, const XrpcCall& call) {
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
-  TRY(node, ApiMethods::store(api).node(repo, rkey));
+  TRY(node, ApiMethods::store(api).read().node(repo, rkey));
   std::string body;
   JsonWriter out(body);
   write_node_view(out, node);
@@ -65,7 +65,7 @@ HttpResponse get_children(Api& api, const ApiMethod&, const XrpcCall& call) {
   body.reserve(64 + 400 * static_cast<std::size_t>(std::min(query.limit, 100)));
   JsonWriter out(body);
   out.begin_object().key("nodes").begin_array();
-  TRY(cursor, ApiMethods::store(api).children(
+  TRY(cursor, ApiMethods::store(api).read().children(
                   query, [&](const schema::NodeRowView& row) { write_node_view(out, row); }));
   out.end_array();
   if (cursor) out.key("cursor").string(*cursor);
@@ -80,9 +80,9 @@ HttpResponse get_window(Api& api, const ApiMethod&, const XrpcCall& call) {
   TRY(anchor, rkey_param(params, "anchor"));
   TRY(before, params.integer("before", 0, 1000));
   TRY(after, params.integer("after", 0, 1000));
-  TRY(window,
-      ApiMethods::store(api).window(repo, anchor, static_cast<int>(before.value_or(20)),
-                                    static_cast<int>(after.value_or(20)), call.answer_bytes));
+  TRY(window, ApiMethods::store(api).read().window(
+                  repo, anchor, static_cast<int>(before.value_or(20)),
+                  static_cast<int>(after.value_or(20)), call.answer_bytes));
   return node_list("nodes", window.nodes, [&](JsonWriter& out) {
     out.key("hasBefore").boolean(window.has_before);
     out.key("hasAfter").boolean(window.has_after);
@@ -105,7 +105,7 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const XrpcCall& call) {
           std::min(static_cast<std::size_t>(budget.value_or(256 * 1024)), call.answer_bytes)};
   // Whatever can fail is decided before the answer starts.
   if (root) {
-    TRY(root_row, ApiMethods::store(api).node(repo, *root));
+    TRY(root_row, ApiMethods::store(api).read().node(repo, *root));
   }
   // Sent as it is written (on this worker thread, after the handler
   // returns): the last level's groups are read while the levels above and
@@ -117,7 +117,7 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const XrpcCall& call) {
     SubtreeAnswer answer([&](std::string_view piece) {
       if (open) open = out.write(piece);
     });
-    auto read = ApiMethods::store(api).subtree(query, answer);
+    auto read = ApiMethods::store(api).read().subtree(query, answer);
     if (!read) cut_short("getSubtree of " + query.did, read.error());
     if (open) answer.finish();
   };
@@ -129,12 +129,12 @@ HttpResponse get_ancestors(Api& api, const ApiMethod&, const XrpcCall& call) {
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
-  schema::Store::AncestorsEnd end = schema::Store::AncestorsEnd::kTop;
-  TRY(chain, ApiMethods::store(api).ancestors(repo, rkey, &end, call.answer_bytes));
+  schema::Reader::AncestorsEnd end = schema::Reader::AncestorsEnd::kTop;
+  TRY(chain, ApiMethods::store(api).read().ancestors(repo, rkey, &end, call.answer_bytes));
   // The chain goes on above its first ancestor: cut by the answer's bytes
   // or by the walk's bound (the nearest ancestors are the ones given).
-  const bool truncated = end == schema::Store::AncestorsEnd::kByteLimit ||
-                         end == schema::Store::AncestorsEnd::kDepthLimit;
+  const bool truncated = end == schema::Reader::AncestorsEnd::kByteLimit ||
+                         end == schema::Reader::AncestorsEnd::kDepthLimit;
   return node_list("ancestors", chain, [&](JsonWriter& out) {
     if (truncated) out.key("truncated").boolean(true);
   });
@@ -145,7 +145,7 @@ HttpResponse get_position(Api& api, const ApiMethod&, const XrpcCall& call) {
   TRY(params, XrpcParams::parse(request.query));
   TRY(repo, did_param(params, "repo"));
   TRY(rkey, rkey_param(params, "rkey"));
-  TRY(position, ApiMethods::store(api).position(repo, rkey));
+  TRY(position, ApiMethods::store(api).read().position(repo, rkey));
   return json_response({{"index", position.index}, {"siblingCount", position.sibling_count}});
 }
 
@@ -184,10 +184,10 @@ HttpResponse get_changes(Api& api, const ApiMethod&, const XrpcCall& call) {
   auto cursor = params.text("cursor");
   TRY(latest, params.boolean("latest"));
   if (latest.value_or(false)) {
-    TRY(end, ApiMethods::store(api).latest_change_cursor(repo));
+    TRY(end, ApiMethods::store(api).read().latest_change_cursor(repo));
     return json_response({{"changes", json::array()}, {"cursor", end}});
   }
-  TRY(page, ApiMethods::store(api).changes(
+  TRY(page, ApiMethods::store(api).read().changes(
                 repo, cursor ? std::optional<std::string_view>(*cursor) : std::nullopt,
                 static_cast<int>(limit.value_or(100)), call.answer_bytes));
   std::string body;

@@ -157,16 +157,16 @@ Result<void> FirehoseConsumer::start() {
   // Read the committed cursor up front: the first connection resumes after it.
   auto store = schema::Store::open(options_.db_path, options_.store);
   if (!store) return std::unexpected(store.error());
-  auto cursor = (*store)->cursor(options_.ingest.source);
+  auto cursor = (*store)->read().cursor(options_.ingest.source);
   if (!cursor) return std::unexpected(cursor.error());
   shared_->last_queued_seq = *cursor;
   spdlog::info("firehose: following {} from {}", options_.url,
                *cursor ? "cursor " + std::to_string(**cursor) : std::string("the live end"));
-  auto listed = (*store)->cursor(kBackfillMark);
+  auto listed = (*store)->read().cursor(kBackfillMark);
   if (!listed) return std::unexpected(listed.error());
-  auto unfinished = (*store)->repos_to_resync();
+  auto unfinished = (*store)->read().repos_to_resync();
   if (!unfinished) return std::unexpected(unfinished.error());
-  auto begun = (*store)->cursor(kBackfillBegun);
+  auto begun = (*store)->read().cursor(kBackfillBegun);
   if (!begun) return std::unexpected(begun.error());
   const bool discover = options_.backfill_on_start && !*listed && (!*cursor || *begun);
   metrics_.backfilling = discover || (!*listed && !unfinished->empty());

@@ -12,6 +12,7 @@
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 #include "tests/support/store_fixtures.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::schema {
@@ -64,7 +65,7 @@ TEST(Checkpointer, CopiesTheWalIntoTheFileOffTheWritersThread) {
   // Everything is there for a new connection.
   auto reader = Store::open(path);
   ASSERT_TRUE(reader.has_value());
-  EXPECT_EQ((*reader)->node_count().value(), 3000);
+  EXPECT_EQ((*reader)->read().node_count().value(), 3000);
 }
 
 TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNotEveryCommit) {
@@ -77,7 +78,9 @@ TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNot
   ASSERT_TRUE(store.has_value());
   auto reader = Store::open(path);
   ASSERT_TRUE(reader.has_value());
-  ASSERT_TRUE((*reader)->database().exec("BEGIN; SELECT count(*) FROM nodes;").has_value());
+  ASSERT_TRUE(bulleted::testing::database_of(**reader)
+                  .exec("BEGIN; SELECT count(*) FROM nodes;")
+                  .has_value());
   auto checkpointer = Checkpointer::for_path(path);
   const int commits = 1500;
   for (int i = 0; i < commits; ++i) {
@@ -97,7 +100,7 @@ TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNot
   EXPECT_GE(runs, 1u);
   EXPECT_LE(runs, wal_pages / Checkpointer::kWalPages + 1)
       << "a checkpoint for each of " << commits << " commits past the threshold";
-  ASSERT_TRUE((*reader)->database().exec("COMMIT").has_value());
+  ASSERT_TRUE(bulleted::testing::database_of(**reader).exec("COMMIT").has_value());
 }
 
 TEST(Checkpointer, AWalUnderASteadyStreamOfWritesIsStartedOverNotLeftToGrow) {

@@ -14,6 +14,7 @@
 #include "schema/sqlite.hpp"
 #include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::schema {
@@ -60,13 +61,13 @@ std::vector<RecordOp> ascending(std::size_t n) {
 class PositionsTest : public testing::IndexTest {
  protected:
   std::int64_t blocks(int level) {
-    auto n = query_value<std::int64_t>(store_->database(),
+    auto n = query_value<std::int64_t>(bulleted::testing::database_of(*store_),
                                        "SELECT count(*) FROM order_blocks WHERE lvl = ?1", level);
     return n && *n ? **n : -1;
   }
   // The largest count of a block at `level`.
   std::int64_t largest_block(int level) {
-    auto n = query_value<std::int64_t>(store_->database(),
+    auto n = query_value<std::int64_t>(bulleted::testing::database_of(*store_),
                                        "SELECT max(n) FROM order_blocks WHERE lvl = ?1", level);
     return n && *n ? **n : -1;
   }
@@ -75,16 +76,16 @@ class PositionsTest : public testing::IndexTest {
     for (const auto& [group, keys] : model.groups) {
       std::int64_t i = 0;
       for (const auto& [key, rkey] : keys) {
-        auto position = store_->position(kDid, rkey);
+        auto position = store_->read().position(kDid, rkey);
         ASSERT_TRUE(position.has_value()) << position.error().message;
         ASSERT_EQ(position->index, i) << rkey;
         ASSERT_EQ(position->sibling_count, static_cast<std::int64_t>(keys.size()));
-        auto at = store_->sibling_key_at(group, i);
+        auto at = store_->read().sibling_key_at(group, i);
         ASSERT_TRUE(at.has_value() && *at);
         ASSERT_EQ((*at)->rkey, rkey) << i;
         ++i;
       }
-      auto past = store_->sibling_key_at(group, i);
+      auto past = store_->read().sibling_key_at(group, i);
       ASSERT_TRUE(past.has_value());
       EXPECT_FALSE(*past);
     }
@@ -100,7 +101,7 @@ class PositionsTest : public testing::IndexTest {
 TEST_F(PositionsTest, SmallGroupsHaveNoBlocks) {
   apply(ascending(kBlockedGroup));
   EXPECT_EQ(blocks(1), 0);
-  auto position = store_->position(kDid, "n" + std::to_string(10000 + kBlockedGroup / 2));
+  auto position = store_->read().position(kDid, "n" + std::to_string(10000 + kBlockedGroup / 2));
   ASSERT_TRUE(position.has_value());
   EXPECT_EQ(position->index, kBlockedGroup / 2);
   // One more and the group is counted in blocks.
@@ -110,7 +111,7 @@ TEST_F(PositionsTest, SmallGroupsHaveNoBlocks) {
   apply({upsert({.rkey = "n99999", .sort_key = after_all})});
   EXPECT_GT(blocks(1), 1);
   EXPECT_EQ(blocks(2), 1);
-  position = store_->position(kDid, "n99999");
+  position = store_->read().position(kDid, "n99999");
   ASSERT_TRUE(position.has_value());
   EXPECT_EQ(position->index, kBlockedGroup);
 }
@@ -257,8 +258,9 @@ TEST_F(PositionsTest, PositionsMatchTheOrderThroughEveryChange) {
     model.drop(rkey);
   }
   apply(std::move(removals));
-  auto left = query_value<std::int64_t>(
-      store_->database(), "SELECT count(*) FROM order_blocks WHERE grp = ?1", under_p);
+  auto left =
+      query_value<std::int64_t>(bulleted::testing::database_of(*store_),
+                                "SELECT count(*) FROM order_blocks WHERE grp = ?1", under_p);
   ASSERT_TRUE(left.has_value());
   EXPECT_EQ(left->value_or(-1), 0);
   expect_matches(model);
@@ -324,7 +326,7 @@ TEST_F(PositionsTest, CheckReportsABlockThatIsOff) {
   auto report = store_->integrity_report();
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->wrong_blocks, 0);
-  ASSERT_TRUE(store_->database()
+  ASSERT_TRUE(bulleted::testing::database_of(*store_)
                   .exec("UPDATE order_blocks SET n = n + 1 WHERE lvl = 1 AND lo_key <> ''")
                   .has_value());
   report = store_->integrity_report();
@@ -345,8 +347,7 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
     batch.ops = ascending(3000);
     ASSERT_TRUE((*store)->apply(batch).has_value());
     // Back to schema 6: no blocks.
-    ASSERT_TRUE((*store)
-                    ->database()
+    ASSERT_TRUE(bulleted::testing::database_of(**store)
                     .exec("DROP TABLE order_blocks; ALTER TABLE group_counts DROP COLUMN blocked;"
                           "ALTER TABLE nodes DROP COLUMN facets;"
                           "ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 6;")
@@ -363,13 +364,13 @@ TEST(PositionsMigration, BuildsTheBlocksOfAnExistingIndexWithProgress) {
   EXPECT_TRUE(steps.back().finished);
   EXPECT_EQ(steps.back().total, 3000);
   EXPECT_EQ(steps.back().done, 3000);
-  auto position = (*store)->position(kDid, "n12999");
+  auto position = (*store)->read().position(kDid, "n12999");
   ASSERT_TRUE(position.has_value());
   EXPECT_EQ(position->index, 2999);
   auto report = (*store)->integrity_report();
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->wrong_blocks, 0);
-  auto levels = query_value<std::int64_t>((*store)->database(),
+  auto levels = query_value<std::int64_t>(bulleted::testing::database_of(**store),
                                           "SELECT count(DISTINCT lvl) FROM order_blocks");
   ASSERT_TRUE(levels.has_value());
   EXPECT_EQ(levels->value_or(0), kBlockLevels);

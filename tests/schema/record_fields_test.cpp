@@ -10,6 +10,7 @@
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 #include "tests/support/store_fixtures.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::schema {
@@ -34,7 +35,7 @@ TEST(KeptRecordFields, CheckReportsThoseThatAreNotTheRecords) {
   batch.ops.push_back(upsert({.rkey = "plain", .sort_key = "a2", .text = "plain"}));
   ASSERT_TRUE(store->apply(batch).has_value());
   auto wrong_after = [&](const char* sql) {
-    EXPECT_TRUE(store->database().exec(sql).has_value()) << sql;
+    EXPECT_TRUE(bulleted::testing::database_of(*store).exec(sql).has_value()) << sql;
     auto report = store->integrity_report();
     EXPECT_TRUE(report.has_value());
     return report ? report->wrong_record_fields : -1;
@@ -73,15 +74,14 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
     ASSERT_TRUE((*store)->apply(batch).has_value());
     // A row indexed before facets were checked on the way in: its second
     // facet runs past the text and is not served.
-    ASSERT_TRUE((*store)
-                    ->database()
+    ASSERT_TRUE(bulleted::testing::database_of(**store)
                     .exec("UPDATE nodes SET record = '{\"facets\":[{\"index\":{\"byteStart\":0,"
                           "\"byteEnd\":5},\"features\":[{\"$type\":\"app.bulleted.node#italic\"}]},"
                           "{\"index\":{\"byteStart\":0,\"byteEnd\":99},\"features\":[{\"$type\":"
                           "\"app.bulleted.node#bold\"}]}],\"text\":\"plain\"}',"
                           " facets = NULL WHERE rkey = 'plain'")
                     .has_value());
-    auto page = (*store)->children({.did = "did:plc:alice"});
+    auto page = (*store)->read().children({.did = "did:plc:alice"});
     ASSERT_TRUE(page.has_value());
     ASSERT_EQ(page->nodes.size(), 3u);
     ASSERT_TRUE(page->nodes[0].facets.has_value());
@@ -89,12 +89,11 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
     EXPECT_FALSE(page->nodes[1].facets.has_value());
     EXPECT_TRUE(page->nodes[0].record_json.empty()) << "a page never reads the record";
     // The written row's record length is the record's.
-    auto node = (*store)->node("did:plc:alice", "rich");
+    auto node = (*store)->read().node("did:plc:alice", "rich");
     ASSERT_TRUE(node.has_value());
     EXPECT_EQ(node->record_bytes, node->record_json.size());
     // Back to schema 7.
-    ASSERT_TRUE((*store)
-                    ->database()
+    ASSERT_TRUE(bulleted::testing::database_of(**store)
                     .exec("ALTER TABLE nodes DROP COLUMN facets;"
                           "ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 7;")
                     .has_value());
@@ -111,7 +110,7 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
   EXPECT_TRUE(step8.finished);
   EXPECT_EQ(step8.total, 2) << "the records that carry facets are read, no others";
   EXPECT_EQ(step8.done, 2);
-  auto page = (*store)->children({.did = "did:plc:alice"});
+  auto page = (*store)->read().children({.did = "did:plc:alice"});
   ASSERT_TRUE(page.has_value());
   ASSERT_EQ(page->nodes.size(), 3u);
   ASSERT_TRUE(page->nodes[0].facets.has_value());
@@ -122,7 +121,7 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
   ASSERT_EQ(kept.size(), 1u) << *page->nodes[2].facets;
   EXPECT_EQ(kept[0]["index"]["byteEnd"], 5);
   for (const auto& row : page->nodes) {
-    auto node = (*store)->node("did:plc:alice", row.rkey);
+    auto node = (*store)->read().node("did:plc:alice", row.rkey);
     ASSERT_TRUE(node.has_value());
     EXPECT_EQ(row.record_bytes, node->record_json.size()) << row.rkey;
     EXPECT_EQ(row.facets, node->facets) << row.rkey;

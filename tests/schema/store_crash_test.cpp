@@ -27,7 +27,7 @@ std::string rkey_of(std::int64_t batch, int op) {
 [[noreturn]] void write_forever(const std::string& path) {
   auto store = Store::open(path);
   if (!store) _exit(3);
-  std::int64_t next = (*store)->cursor("crash")->value_or(0) + 1;
+  std::int64_t next = (*store)->read().cursor("crash")->value_or(0) + 1;
   while (true) {
     ApplyBatch batch;
     for (int op = 0; op < kOpsPerBatch; ++op) {
@@ -59,17 +59,17 @@ TEST(StoreCrash, KilledWriterLeavesExactlyTheCommittedBatches) {
 
     auto store = Store::open(path);
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    const std::int64_t cursor = (*store)->cursor("crash")->value_or(0);
+    const std::int64_t cursor = (*store)->read().cursor("crash")->value_or(0);
     EXPECT_GE(cursor, previous_cursor);
     // Every op of every committed batch is there, and nothing beyond.
-    EXPECT_EQ(*(*store)->node_count(), cursor * kOpsPerBatch) << "round " << round;
+    EXPECT_EQ(*(*store)->read().node_count(), cursor * kOpsPerBatch) << "round " << round;
     for (std::int64_t batch : {std::int64_t{1}, cursor}) {
       if (batch < 1) continue;
       for (int op = 0; op < kOpsPerBatch; ++op) {
-        EXPECT_TRUE((*store)->node("did:plc:alice", rkey_of(batch, op)).has_value());
+        EXPECT_TRUE((*store)->read().node("did:plc:alice", rkey_of(batch, op)).has_value());
       }
     }
-    EXPECT_FALSE((*store)->node("did:plc:alice", rkey_of(cursor + 1, 0)).has_value());
+    EXPECT_FALSE((*store)->read().node("did:plc:alice", rkey_of(cursor + 1, 0)).has_value());
     std::printf("round %d: %lld batches committed\n", round, static_cast<long long>(cursor));
     previous_cursor = cursor;
   }

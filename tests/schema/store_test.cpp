@@ -12,6 +12,7 @@
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
 #include "tests/support/store_fixtures.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::schema {
@@ -45,11 +46,11 @@ class StoreTest : public ::testing::Test {
 
 TEST_F(StoreTest, OpensWithWalAndTheLatestSchema) {
   {
-    auto mode = store_->database().prepare("PRAGMA journal_mode");
+    auto mode = bulleted::testing::database_of(*store_).prepare("PRAGMA journal_mode");
     ASSERT_TRUE(mode.has_value());
     ASSERT_TRUE(*(*mode)->step());
     EXPECT_EQ((*mode)->text(0), "wal");
-    auto version = store_->database().prepare("PRAGMA user_version");
+    auto version = bulleted::testing::database_of(*store_).prepare("PRAGMA user_version");
     ASSERT_TRUE(*(*version)->step());
     EXPECT_EQ((*version)->integer(0), Store::schema_version());
   }
@@ -65,12 +66,13 @@ TEST_F(StoreTest, ReadsOnOneConnectionSeeWritesOfAnother) {
   ASSERT_TRUE(reader.has_value());
   apply({upsert({.rkey = "a", .sort_key = "a0"}), upsert({.rkey = "b", .sort_key = "a1"})});
   // Partial reads: a sibling-key page smaller than the group.
-  auto first = (*reader)->sibling_keys(schema::root_group("did:plc:alice"), std::nullopt, false, 1);
+  auto first =
+      (*reader)->read().sibling_keys(schema::root_group("did:plc:alice"), std::nullopt, false, 1);
   ASSERT_TRUE(first.has_value());
   ASSERT_EQ(first->size(), 1u);
-  ASSERT_TRUE((*reader)->sibling_key_at(schema::root_group("did:plc:alice"), 0).has_value());
+  ASSERT_TRUE((*reader)->read().sibling_key_at(schema::root_group("did:plc:alice"), 0).has_value());
   apply({upsert({.rkey = "c", .sort_key = "a2"})});
-  auto page = (*reader)->children({.did = "did:plc:alice"});
+  auto page = (*reader)->read().children({.did = "did:plc:alice"});
   ASSERT_TRUE(page.has_value());
   EXPECT_EQ(rkeys(page->nodes), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE((*reader)->check_writable().has_value());
@@ -82,7 +84,8 @@ TEST_F(StoreTest, WritabilityIsSeenWithoutWaitingBehindAWriter) {
   // out the busy timeout and calling it unusable.
   auto other = Store::open(dir_.file("index.db"), {.busy_timeout_ms = 60'000});
   ASSERT_TRUE(other.has_value());
-  auto held = schema::Transaction::begin(store_->database(), schema::Transaction::Kind::kWrite);
+  auto held = schema::Transaction::begin(bulleted::testing::database_of(*store_),
+                                         schema::Transaction::Kind::kWrite);
   ASSERT_TRUE(held.has_value());
   EXPECT_TRUE((*other)->check_writable().has_value());
   ASSERT_TRUE(held->commit().has_value());
@@ -90,7 +93,7 @@ TEST_F(StoreTest, WritabilityIsSeenWithoutWaitingBehindAWriter) {
 }
 
 TEST_F(StoreTest, TransactionsBegunInsideAnotherAreItsSavepoints) {
-  Database& db = store_->database();
+  Database& db = bulleted::testing::database_of(*store_);
   ASSERT_TRUE(db.exec("CREATE TABLE scratch (x INTEGER)").has_value());
   auto other = Store::open(dir_.file("index.db"));
   ASSERT_TRUE(other.has_value());
@@ -117,10 +120,10 @@ TEST_F(StoreTest, TransactionsBegunInsideAnotherAreItsSavepoints) {
     }
     EXPECT_EQ(values(db), (std::vector<std::string>{"1", "3"}));
     // Committed inside, still the outer transaction's to commit.
-    EXPECT_TRUE(values((*other)->database()).empty());
+    EXPECT_TRUE(values(bulleted::testing::database_of(**other)).empty());
     ASSERT_TRUE(outer->commit().has_value());
   }
-  EXPECT_EQ(values((*other)->database()), (std::vector<std::string>{"1", "3"}));
+  EXPECT_EQ(values(bulleted::testing::database_of(**other)), (std::vector<std::string>{"1", "3"}));
 
   // A write never nests inside a read.
   auto read = Transaction::begin(db, Transaction::Kind::kRead);
@@ -137,22 +140,23 @@ TEST_F(StoreTest, AWriteScopeHoldsTheStoresOwnWritesUntilItCommits) {
   ASSERT_TRUE(scope.has_value());
   apply({upsert({.rkey = "a", .sort_key = "a0"})});
   // The store reads its own write; another connection does not see it yet.
-  EXPECT_TRUE(store_->node("did:plc:alice", "a").has_value());
-  EXPECT_FALSE((*other)->node("did:plc:alice", "a").has_value());
+  EXPECT_TRUE(store_->read().node("did:plc:alice", "a").has_value());
+  EXPECT_FALSE((*other)->read().node("did:plc:alice", "a").has_value());
   ASSERT_TRUE(scope->commit().has_value());
-  EXPECT_TRUE((*other)->node("did:plc:alice", "a").has_value());
+  EXPECT_TRUE((*other)->read().node("did:plc:alice", "a").has_value());
   // And a scope dropped uncommitted leaves nothing behind.
   {
     auto dropped = store_->begin_write();
     ASSERT_TRUE(dropped.has_value());
     apply({upsert({.rkey = "b", .sort_key = "a1"})});
   }
-  EXPECT_FALSE(store_->node("did:plc:alice", "b").has_value());
-  EXPECT_FALSE((*other)->node("did:plc:alice", "b").has_value());
+  EXPECT_FALSE(store_->read().node("did:plc:alice", "b").has_value());
+  EXPECT_FALSE((*other)->read().node("did:plc:alice", "b").has_value());
 }
 
 TEST_F(StoreTest, RefusesANewerSchema) {
-  ASSERT_TRUE(store_->database().exec("PRAGMA user_version = 999").has_value());
+  ASSERT_TRUE(
+      bulleted::testing::database_of(*store_).exec("PRAGMA user_version = 999").has_value());
   store_.reset();
   auto reopened = Store::open(dir_.file("index.db"));
   ASSERT_FALSE(reopened.has_value());
@@ -169,26 +173,26 @@ TEST_F(StoreTest, ApplyOnlyNewerRevs) {
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->applied, 0u);
   EXPECT_EQ(outcome->stale, 2u);
-  EXPECT_EQ(store_->node("did:plc:alice", "a")->text, "v2");
+  EXPECT_EQ(store_->read().node("did:plc:alice", "a")->text, "v2");
   // Delete at rev 3 leaves a tombstone: a replayed create at rev 2 stays dead.
   apply({testing::remove("did:plc:alice", "a", 3), upsert({.rkey = "a", .rev = 2})});
-  EXPECT_EQ(store_->node("did:plc:alice", "a").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->read().node("did:plc:alice", "a").error().code, ErrorCode::kNotFound);
   // A newer create brings it back.
   apply({upsert({.rkey = "a", .text = "v4", .rev = 4})});
-  EXPECT_EQ(store_->node("did:plc:alice", "a")->text, "v4");
+  EXPECT_EQ(store_->read().node("did:plc:alice", "a")->text, "v4");
   // A late delete, older than the row or as old, leaves it and its place in
   // the changes feed alone.
-  const auto seq = store_->node("did:plc:alice", "a")->change_seq;
+  const auto seq = store_->read().node("did:plc:alice", "a")->change_seq;
   ApplyBatch late;
   late.ops = {testing::remove("did:plc:alice", "a", 3), testing::remove("did:plc:alice", "a", 4)};
   outcome = store_->apply(late);
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->applied, 0u);
   EXPECT_EQ(outcome->stale, 2u);
-  EXPECT_EQ(store_->node("did:plc:alice", "a")->text, "v4");
-  EXPECT_EQ(store_->node("did:plc:alice", "a")->change_seq, seq);
+  EXPECT_EQ(store_->read().node("did:plc:alice", "a")->text, "v4");
+  EXPECT_EQ(store_->read().node("did:plc:alice", "a")->change_seq, seq);
   apply({upsert({.rkey = "b", .rev = 5})});
-  EXPECT_EQ(store_->node("did:plc:alice", "b")->change_seq, seq + 1);
+  EXPECT_EQ(store_->read().node("did:plc:alice", "b")->change_seq, seq + 1);
 }
 
 TEST_F(StoreTest, CursorCommitsWithTheBatch) {
@@ -197,20 +201,20 @@ TEST_F(StoreTest, CursorCommitsWithTheBatch) {
   batch.cursor = std::make_pair(std::string("relay"), std::int64_t{42});
   batch.repo_revs = {{"did:plc:alice", testing::rev(1)}};
   ASSERT_TRUE(store_->apply(batch).has_value());
-  EXPECT_EQ(**store_->cursor("relay"), 42);
-  EXPECT_FALSE(store_->cursor("other")->has_value());
-  EXPECT_EQ((*store_->repo("did:plc:alice"))->rev, testing::rev(1));
+  EXPECT_EQ(**store_->read().cursor("relay"), 42);
+  EXPECT_FALSE(store_->read().cursor("other")->has_value());
+  EXPECT_EQ((*store_->read().repo("did:plc:alice"))->rev, testing::rev(1));
   // A repo rev never moves backwards.
   batch.ops.clear();
   batch.repo_revs = {{"did:plc:alice", testing::rev(0)}};
   ASSERT_TRUE(store_->apply(batch).has_value());
-  EXPECT_EQ((*store_->repo("did:plc:alice"))->rev, testing::rev(1));
+  EXPECT_EQ((*store_->read().repo("did:plc:alice"))->rev, testing::rev(1));
 }
 
 TEST_F(StoreTest, ChildrenQueryPlansUseTheCoveringIndexWithoutSorting) {
   for (const char* kind :
        {"children_first", "children_after", "children_first_reverse", "children_before"}) {
-    auto plan = store_->explain(kind);
+    auto plan = store_->read().explain(kind);
     ASSERT_TRUE(plan.has_value()) << plan.error().message;
     EXPECT_NE(plan->find("nodes_children"), std::string::npos) << kind << ":\n" << *plan;
     EXPECT_EQ(plan->find("TEMP B-TREE"), std::string::npos) << kind << ":\n" << *plan;
@@ -245,11 +249,11 @@ TEST_F(StoreTest, PagesAThreeThousandChildGroupInOrder) {
     std::optional<std::string> cursor;
     int pages = 0;
     do {
-      auto page = store_->children({.did = "did:plc:alice",
-                                    .parent_rkey = "parent",
-                                    .limit = 100,
-                                    .cursor = cursor,
-                                    .reverse = reverse});
+      auto page = store_->read().children({.did = "did:plc:alice",
+                                           .parent_rkey = "parent",
+                                           .limit = 100,
+                                           .cursor = cursor,
+                                           .reverse = reverse});
       ASSERT_TRUE(page.has_value()) << page.error().message;
       ASSERT_LE(page->nodes.size(), 100u);
       for (const auto& row : page->nodes) seen.push_back(row.rkey);
@@ -262,20 +266,21 @@ TEST_F(StoreTest, PagesAThreeThousandChildGroupInOrder) {
     if (reverse) std::reverse(want.begin(), want.end());
     EXPECT_EQ(seen, want) << (reverse ? "reverse" : "forward");
   }
-  auto last = store_->node("did:plc:alice", "c12901");
+  auto last = store_->read().node("did:plc:alice", "c12901");
   ASSERT_TRUE(last.has_value());
   EXPECT_FALSE(last->sort_key_valid);
   EXPECT_EQ(last->sort_key_raw, "a00");
-  EXPECT_EQ(store_->node("did:plc:alice", "parent")->child_count, 3000);
+  EXPECT_EQ(store_->read().node("did:plc:alice", "parent")->child_count, 3000);
 }
 
 TEST_F(StoreTest, MalformedCursorIsAnInvalidRequest) {
-  auto page = store_->children({.did = "did:plc:alice", .cursor = "%%%"});
+  auto page = store_->read().children({.did = "did:plc:alice", .cursor = "%%%"});
   ASSERT_FALSE(page.has_value());
   EXPECT_EQ(page.error().code, ErrorCode::kInvalidRequest);
-  EXPECT_EQ(store_->children({.did = "did:plc:alice", .limit = 0}).error().code,
+  EXPECT_EQ(store_->read().children({.did = "did:plc:alice", .limit = 0}).error().code,
             ErrorCode::kInvalidRequest);
-  EXPECT_EQ(store_->changes("did:plc:alice", "abc", 10).error().code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(store_->read().changes("did:plc:alice", "abc", 10).error().code,
+            ErrorCode::kInvalidRequest);
 }
 
 TEST_F(StoreTest, WindowAndPosition) {
@@ -286,20 +291,20 @@ TEST_F(StoreTest, WindowAndPosition) {
     ops.push_back(upsert({.rkey = "n" + std::to_string(i), .sort_key = keys[i]}));
   }
   apply(std::move(ops));
-  auto window = store_->window("did:plc:alice", "n5", 2, 3);
+  auto window = store_->read().window("did:plc:alice", "n5", 2, 3);
   ASSERT_TRUE(window.has_value());
   EXPECT_EQ(rkeys(window->nodes), (std::vector<std::string>{"n3", "n4", "n5", "n6", "n7", "n8"}));
   EXPECT_TRUE(window->has_before);
   EXPECT_TRUE(window->has_after);
-  auto edge = store_->window("did:plc:alice", "n1", 5, 0);
+  auto edge = store_->read().window("did:plc:alice", "n1", 5, 0);
   EXPECT_EQ(rkeys(edge->nodes), (std::vector<std::string>{"n0", "n1"}));
   EXPECT_FALSE(edge->has_before);
   EXPECT_TRUE(edge->has_after);
-  auto position = store_->position("did:plc:alice", "n7");
+  auto position = store_->read().position("did:plc:alice", "n7");
   ASSERT_TRUE(position.has_value());
   EXPECT_EQ(position->index, 7);
   EXPECT_EQ(position->sibling_count, 10);
-  EXPECT_EQ(store_->position("did:plc:alice", "nope").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->read().position("did:plc:alice", "nope").error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(StoreTest, SubtreeIsBreadthFirstWithinTheBudget) {
@@ -317,7 +322,7 @@ TEST_F(StoreTest, SubtreeIsBreadthFirstWithinTheBudget) {
     }
   }
   apply(std::move(ops));
-  auto full = store_->subtree({.did = "did:plc:alice", .root_rkey = "root"});
+  auto full = store_->read().subtree({.did = "did:plc:alice", .root_rkey = "root"});
   ASSERT_TRUE(full.has_value());
   ASSERT_EQ(full->children.size(), 5u);
   EXPECT_FALSE(full->more);
@@ -325,14 +330,15 @@ TEST_F(StoreTest, SubtreeIsBreadthFirstWithinTheBudget) {
     EXPECT_EQ(child.children.size(), 5u);
     EXPECT_FALSE(child.more);
   }
-  auto shallow = store_->subtree({.did = "did:plc:alice", .root_rkey = "root", .depth = 1});
+  auto shallow = store_->read().subtree({.did = "did:plc:alice", .root_rkey = "root", .depth = 1});
   ASSERT_EQ(shallow->children.size(), 5u);
   for (const auto& child : shallow->children) {
     EXPECT_TRUE(child.children.empty());
     EXPECT_TRUE(child.more);
   }
   // A budget for the children and about two grandchildren.
-  auto small = store_->subtree({.did = "did:plc:alice", .root_rkey = "root", .budget_bytes = 4500});
+  auto small =
+      store_->read().subtree({.did = "did:plc:alice", .root_rkey = "root", .budget_bytes = 4500});
   ASSERT_EQ(small->children.size(), 5u);
   std::size_t grandchildren = 0;
   bool any_more = false;
@@ -343,7 +349,7 @@ TEST_F(StoreTest, SubtreeIsBreadthFirstWithinTheBudget) {
   EXPECT_LT(grandchildren, 25u);
   EXPECT_TRUE(any_more);
   // The whole repo from the top level.
-  auto top = store_->subtree({.did = "did:plc:alice"});
+  auto top = store_->read().subtree({.did = "did:plc:alice"});
   EXPECT_FALSE(top->node.has_value());
   ASSERT_EQ(top->children.size(), 1u);
   EXPECT_EQ(top->children[0].node->rkey, "root");
@@ -361,7 +367,7 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
          upsert({.did = "did:plc:bob", .rkey = "bobroot"}),
          upsert({.did = "did:plc:bob", .rkey = "bobchild", .parent_rkey = "bobroot"})});
   const std::string bob_before = [&] {
-    auto tree = store_->subtree({.did = "did:plc:bob"});
+    auto tree = store_->read().subtree({.did = "did:plc:bob"});
     std::string s;
     for (const auto& c : tree->children) {
       s += c.node->rkey + ":";
@@ -371,11 +377,11 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
   }();
   EXPECT_EQ(bob_before, "bobroot:bobchild,");
   // Ancestors on a cycle end.
-  auto chain = store_->ancestors("did:plc:alice", "x");
+  auto chain = store_->read().ancestors("did:plc:alice", "x");
   ASSERT_TRUE(chain.has_value());
   EXPECT_EQ(rkeys(*chain), (std::vector<std::string>{"y", "z"}));
   // The subtree of a cycle member lists each node once.
-  auto tree = store_->subtree({.did = "did:plc:alice", .root_rkey = "x", .depth = 64});
+  auto tree = store_->read().subtree({.did = "did:plc:alice", .root_rkey = "x", .depth = 64});
   ASSERT_TRUE(tree.has_value());
   ASSERT_EQ(tree->children.size(), 1u);
   EXPECT_EQ(tree->children[0].node->rkey, "y");
@@ -383,23 +389,23 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
   EXPECT_EQ(tree->children[0].children[0].node->rkey, "z");
   EXPECT_TRUE(tree->children[0].children[0].children.empty());
   // The intruder is unattached in its own repo, not under bob's node.
-  auto intruder = store_->node("did:plc:alice", "intruder");
+  auto intruder = store_->read().node("did:plc:alice", "intruder");
   EXPECT_TRUE(intruder->unattached);
   EXPECT_FALSE(intruder->parent_rkey.has_value());
-  auto bob_children = store_->children({.did = "did:plc:bob", .parent_rkey = "bobroot"});
+  auto bob_children = store_->read().children({.did = "did:plc:bob", .parent_rkey = "bobroot"});
   EXPECT_EQ(rkeys(bob_children->nodes), (std::vector<std::string>{"bobchild"}));
   // The early child shows up once its parent arrives.
   apply({upsert({.rkey = "late", .rev = 2})});
-  auto late_children = store_->children({.did = "did:plc:alice", .parent_rkey = "late"});
+  auto late_children = store_->read().children({.did = "did:plc:alice", .parent_rkey = "late"});
   EXPECT_EQ(rkeys(late_children->nodes), (std::vector<std::string>{"early"}));
   // The over-long key sorts last among the top level.
-  auto top = store_->children({.did = "did:plc:alice"});
+  auto top = store_->read().children({.did = "did:plc:alice"});
   ASSERT_FALSE(top->nodes.empty());
   EXPECT_EQ(top->nodes.back().rkey, "longkey");
   EXPECT_FALSE(top->nodes.back().sort_key_valid);
   EXPECT_EQ(top->nodes.back().sort_key_raw->size(), 600u);
   // Dangling parent: no ancestors, and the orphan is still readable.
-  EXPECT_TRUE(store_->ancestors("did:plc:alice", "orphan")->empty());
+  EXPECT_TRUE(store_->read().ancestors("did:plc:alice", "orphan")->empty());
   // The integrity report counts what is odd without calling it corruption.
   auto report = store_->integrity_report();
   ASSERT_TRUE(report.has_value()) << report.error().message;
@@ -413,7 +419,7 @@ TEST_F(StoreTest, HostileDataNeverHangsOrLeaks) {
 
 TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
   auto count_of = [&](const std::string& rkey) {
-    auto node = store_->node("did:plc:alice", rkey);
+    auto node = store_->read().node("did:plc:alice", rkey);
     EXPECT_TRUE(node.has_value()) << rkey;
     return node ? node->child_count : -1;
   };
@@ -438,16 +444,16 @@ TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
   // A group emptied keeps no count (check would count it as wrong).
   apply({testing::remove("did:plc:alice", "c1", 5)});
   EXPECT_EQ(count_of("q"), 0);
-  auto emptied =
-      query_value<std::int64_t>(store_->database(), "SELECT n FROM group_counts WHERE grp = ?1",
-                                children_group("did:plc:alice", "q"));
+  auto emptied = query_value<std::int64_t>(bulleted::testing::database_of(*store_),
+                                           "SELECT n FROM group_counts WHERE grp = ?1",
+                                           children_group("did:plc:alice", "q"));
   ASSERT_TRUE(emptied.has_value());
   EXPECT_FALSE(emptied->has_value());
-  auto page = store_->children({.did = "did:plc:alice"});
+  auto page = store_->read().children({.did = "did:plc:alice"});
   ASSERT_TRUE(page.has_value());
   for (const auto& row : page->nodes) {
     auto children =
-        store_->children({.did = "did:plc:alice", .parent_rkey = row.rkey, .limit = 1000});
+        store_->read().children({.did = "did:plc:alice", .parent_rkey = row.rkey, .limit = 1000});
     EXPECT_EQ(row.child_count, static_cast<std::int64_t>(children->nodes.size())) << row.rkey;
   }
   auto report = store_->integrity_report();
@@ -456,13 +462,16 @@ TEST_F(StoreTest, ChildCountsAreKeptWithTheRowsThroughEveryChange) {
   EXPECT_TRUE(report->ok());
   // A deleted repo takes its counts with it.
   ASSERT_TRUE(store_->set_repo_status("did:plc:alice", RepoStatus::kDeleted).has_value());
-  auto left = query_value<std::int64_t>(store_->database(), "SELECT COUNT(*) FROM group_counts");
+  auto left = query_value<std::int64_t>(bulleted::testing::database_of(*store_),
+                                        "SELECT COUNT(*) FROM group_counts");
   ASSERT_TRUE(left.has_value());
   EXPECT_EQ(left->value_or(-1), 0);
   // A count that no longer matches its group is corruption `check` reports.
   apply({upsert({.did = "did:plc:bob", .rkey = "b"}),
          upsert({.did = "did:plc:bob", .rkey = "b1", .parent_rkey = "b"})});
-  ASSERT_TRUE(store_->database().exec("UPDATE group_counts SET n = n + 1").has_value());
+  ASSERT_TRUE(bulleted::testing::database_of(*store_)
+                  .exec("UPDATE group_counts SET n = n + 1")
+                  .has_value());
   report = store_->integrity_report();
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->wrong_counts, 2);
@@ -473,42 +482,42 @@ TEST_F(StoreTest, RepoStatusHidesRestoresAndRemoves) {
   apply({upsert({.rkey = "a"}), upsert({.rkey = "b", .parent_rkey = "a"})});
   for (auto status : {RepoStatus::kTakendown, RepoStatus::kSuspended, RepoStatus::kDeactivated}) {
     ASSERT_TRUE(store_->set_repo_status("did:plc:alice", status).has_value());
-    EXPECT_EQ(store_->node("did:plc:alice", "a").error().code, ErrorCode::kNotFound);
-    EXPECT_TRUE(store_->children({.did = "did:plc:alice"})->nodes.empty());
-    EXPECT_TRUE(store_->changes("did:plc:alice", std::nullopt, 10)->changes.empty());
-    EXPECT_FALSE(store_->subtree({.did = "did:plc:alice"})->node.has_value());
-    EXPECT_TRUE(store_->subtree({.did = "did:plc:alice"})->children.empty());
+    EXPECT_EQ(store_->read().node("did:plc:alice", "a").error().code, ErrorCode::kNotFound);
+    EXPECT_TRUE(store_->read().children({.did = "did:plc:alice"})->nodes.empty());
+    EXPECT_TRUE(store_->read().changes("did:plc:alice", std::nullopt, 10)->changes.empty());
+    EXPECT_FALSE(store_->read().subtree({.did = "did:plc:alice"})->node.has_value());
+    EXPECT_TRUE(store_->read().subtree({.did = "did:plc:alice"})->children.empty());
     ASSERT_TRUE(store_->set_repo_status("did:plc:alice", RepoStatus::kActive).has_value());
-    EXPECT_EQ(store_->node("did:plc:alice", "a")->child_count, 1);
+    EXPECT_EQ(store_->read().node("did:plc:alice", "a")->child_count, 1);
   }
   ASSERT_TRUE(store_->set_repo_status("did:plc:alice", RepoStatus::kDeleted).has_value());
-  EXPECT_EQ(*store_->node_count(), 0);
+  EXPECT_EQ(*store_->read().node_count(), 0);
   // Ops for a deleted repo are ignored.
   ApplyBatch late;
   late.ops = {upsert({.rkey = "c", .rev = 9})};
   EXPECT_EQ(store_->apply(late)->ignored, 1u);
-  EXPECT_EQ(*store_->node_count(), 0);
+  EXPECT_EQ(*store_->read().node_count(), 0);
 }
 
 TEST_F(StoreTest, ChangesFeedIncludesDeletes) {
   apply({upsert({.rkey = "a"}), upsert({.rkey = "b"})});
-  auto first = store_->changes("did:plc:alice", std::nullopt, 10);
+  auto first = store_->read().changes("did:plc:alice", std::nullopt, 10);
   ASSERT_TRUE(first.has_value());
   ASSERT_EQ(first->changes.size(), 2u);
   EXPECT_FALSE(first->changes[0].deleted);
   EXPECT_EQ(first->changes[0].node->rkey, "a");
   apply({testing::remove("did:plc:alice", "a", 2),
          upsert({.rkey = "b", .text = "edited", .rev = 2})});
-  auto next = store_->changes("did:plc:alice", first->cursor, 10);
+  auto next = store_->read().changes("did:plc:alice", first->cursor, 10);
   ASSERT_EQ(next->changes.size(), 2u);
   EXPECT_TRUE(next->changes[0].deleted);
   EXPECT_EQ(next->changes[0].rkey, "a");
   EXPECT_EQ(next->changes[1].node->text, "edited");
-  auto idle = store_->changes("did:plc:alice", next->cursor, 10);
+  auto idle = store_->read().changes("did:plc:alice", next->cursor, 10);
   EXPECT_TRUE(idle->changes.empty());
   EXPECT_EQ(idle->cursor, next->cursor);
   // Pages of one.
-  auto one = store_->changes("did:plc:alice", std::nullopt, 1);
+  auto one = store_->read().changes("did:plc:alice", std::nullopt, 1);
   EXPECT_EQ(one->changes.size(), 1u);
 }
 
@@ -542,7 +551,7 @@ TEST_F(StoreTest, ApplyIsIdempotentUnderReplayAndReordering) {
     }
   };
   apply_in_batches(*store_, stream);
-  const std::string once = *store_->dump();
+  const std::string once = *store_->read().dump();
   ASSERT_GT(once.size(), 1000u);
 
   // A different arrival order: shuffle globally (which reorders each record's
@@ -557,10 +566,10 @@ TEST_F(StoreTest, ApplyIsIdempotentUnderReplayAndReordering) {
   auto other = Store::open(dir_.file("other.db"));
   ASSERT_TRUE(other.has_value());
   apply_in_batches(**other, messy);
-  EXPECT_EQ(*(*other)->dump(), once);
+  EXPECT_EQ(*(*other)->read().dump(), once);
   // Applying everything again to the first changes nothing.
   apply_in_batches(*store_, messy);
-  EXPECT_EQ(*store_->dump(), once);
+  EXPECT_EQ(*store_->read().dump(), once);
 }
 
 }  // namespace

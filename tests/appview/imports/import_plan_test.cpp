@@ -6,6 +6,7 @@
 
 #include "appview/imports/import_jobs.hpp"
 #include "schema/sqlite.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::appview {
@@ -70,9 +71,10 @@ TEST_F(ImportPlanTest, AJobThatIsDoneKeepsNoPlanAndAnswersAsBefore) {
   EXPECT_EQ(done.done, 501);
   EXPECT_EQ(done.total, 501);
   EXPECT_EQ(plan_rows(job.id), 0);
-  EXPECT_EQ(*store_->node_count(), 501);
+  EXPECT_EQ(*store_->read().node_count(), 501);
   // And the pages the plan held went back to the system.
-  auto free = schema::query_value<std::int64_t>(store_->database(), "PRAGMA freelist_count");
+  auto free = schema::query_value<std::int64_t>(bulleted::testing::database_of(*store_),
+                                                "PRAGMA freelist_count");
   ASSERT_TRUE(free.has_value());
   EXPECT_EQ(free->value_or(-1), 0);
 }
@@ -105,7 +107,7 @@ TEST_F(ImportPlanTest, AFailedJobKeepsItsPlanUntilAbandonedAndResumesUntilThen) 
   EXPECT_EQ(resumed->state, schema::ImportState::kRunning);
   LocalSink sink(clock_);
   EXPECT_EQ(run(job.id, sink).state, schema::ImportState::kDone);
-  EXPECT_EQ(*store_->node_count(), 301);
+  EXPECT_EQ(*store_->read().node_count(), 301);
   EXPECT_EQ(plan_rows(job.id), 0);
 
   // Another one fails and is abandoned: its plan goes, and with it resuming.
@@ -131,9 +133,9 @@ TEST_F(ImportPlanTest, AbandoningAJobUnderWayEndsItAndDropsItsPlan) {
   EXPECT_EQ(plan_rows(job.id), 0);
   EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
   // Nothing further is written.
-  const auto written = *store_->node_count();
+  const auto written = *store_->read().node_count();
   EXPECT_FALSE(run_import_batch(*store_, sink, job.id, false).has_value());
-  EXPECT_EQ(*store_->node_count(), written);
+  EXPECT_EQ(*store_->read().node_count(), written);
 }
 
 TEST(ImportPlanMigration, AnIndexWrittenBeforeGivesBackThePlansOfFinishedJobs) {
@@ -152,7 +154,7 @@ TEST(ImportPlanMigration, AnIndexWrittenBeforeGivesBackThePlansOfFinishedJobs) {
     done_id = done->id;
     running_id = running->id;
     // As schema 9 left it: the done job's plan still there.
-    ASSERT_TRUE(store->database()
+    ASSERT_TRUE(bulleted::testing::database_of(*store)
                     .exec("UPDATE import_jobs SET state = 'done', done = total"
                           " WHERE id = (SELECT id FROM import_jobs ORDER BY created_at, id"
                           " LIMIT 1);"
@@ -184,7 +186,8 @@ TEST(ImportPlanMigration, AnIndexWrittenBeforeGivesBackThePlansOfFinishedJobs) {
 TEST(IndexFile, ANewFileGivesFreedPagesBackOnRequest) {
   testing::TempDir dir;
   auto store = std::move(*schema::Store::open(dir.file("index.db")));
-  auto mode = schema::query_value<std::int64_t>(store->database(), "PRAGMA auto_vacuum");
+  auto mode = schema::query_value<std::int64_t>(bulleted::testing::database_of(*store),
+                                                "PRAGMA auto_vacuum");
   ASSERT_TRUE(mode.has_value());
   EXPECT_EQ(mode->value_or(-1), 2) << "incremental";
 }

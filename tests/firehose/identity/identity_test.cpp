@@ -1,44 +1,13 @@
-// The pieces of pds mode that need no network: sealing secrets, DID document
-// locations and services, and what a PDS's error answer becomes.
+// Identity without a network: where a DID's document is, its PDS endpoint and
+// its signing key, and handles resolved only at hosts the policy allows.
+#include "firehose/identity/identity.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/ec.h>
 #include <openssl/obj_mac.h>
 
-#include "appview/signin/pds_sessions.hpp"
-#include "appview/signin/secret_box.hpp"
-#include "appview/xrpc/rate_limiter.hpp"
-#include "firehose/identity/identity.hpp"
-
-namespace bulleted::appview {
+namespace bulleted::identity {
 namespace {
-
-using identity::did_document_location;
-using identity::pds_endpoint;
-
-TEST(SecretBoxTest, SealsAndOpens) {
-  SecretBox box("a key of at least thirty-two characters");
-  const std::string sealed = box.seal("eyJhbGciOiJIUzI1NiJ9.secret");
-  EXPECT_EQ(sealed.find("secret"), std::string::npos);
-  EXPECT_EQ(box.open(sealed).value(), "eyJhbGciOiJIUzI1NiJ9.secret");
-  // A fresh nonce each time: the same secret seals differently.
-  EXPECT_NE(box.seal("same"), box.seal("same"));
-  EXPECT_EQ(box.open(box.seal("")).value(), "");
-}
-
-TEST(SecretBoxTest, RefusesAnotherKeyAndAnyAlteration) {
-  SecretBox box("a key of at least thirty-two characters");
-  SecretBox other("another key of at least thirty-two chars");
-  const std::string sealed = box.seal("token");
-  EXPECT_EQ(other.open(sealed).error().code, ErrorCode::kCorrupt);
-  for (std::size_t i = 0; i < sealed.size(); ++i) {
-    std::string altered = sealed;
-    altered[i] = altered[i] == 'A' ? 'B' : 'A';
-    auto opened = box.open(altered);
-    EXPECT_FALSE(opened.has_value() && *opened == "token") << "altered at " << i;
-  }
-  EXPECT_FALSE(box.open("").has_value());
-  EXPECT_FALSE(box.open("not base64 !").has_value());
-}
 
 TEST(IdentityTest, DidDocumentLocations) {
   auto plc = did_document_location("did:plc:ewvi7nxzyoun6zhxrhs64oiz", "https://plc.directory/");
@@ -166,61 +135,5 @@ TEST(IdentityTest, HandlesAreResolvedOnlyAtHostsTheNetworkPolicyAllows) {
   EXPECT_EQ(client->last, "https://alice.localhost/.well-known/atproto-did");
 }
 
-firehose::XrpcReply reply(int status, const std::string& body,
-                          std::map<std::string, std::string> headers = {}) {
-  firehose::XrpcReply r;
-  r.status = status;
-  r.body = body;
-  r.headers = std::move(headers);
-  return r;
-}
-
-TEST(PdsErrorTest, WhatAnAnswerMeansForTheCaller) {
-  EXPECT_EQ(
-      pds_error(reply(400, R"({"error":"InvalidSwap","message":"Commit was at x"})"), "w").code,
-      ErrorCode::kRepoChanged);
-  EXPECT_EQ(pds_error(reply(400, R"({"error":"ExpiredToken"})"), "w").code,
-            ErrorCode::kAuthRequired);
-  EXPECT_EQ(pds_error(reply(401, R"({"error":"AuthenticationRequired"})"), "w").code,
-            ErrorCode::kAuthRequired);
-  const Error limited =
-      pds_error(reply(429, R"({"error":"RateLimitExceeded"})", {{"retry-after", "3597"}}), "w");
-  EXPECT_EQ(limited.code, ErrorCode::kRateLimited);
-  EXPECT_EQ(limited.retry_after_seconds, 3597);
-  EXPECT_EQ(pds_error(reply(429, "{}", {{"retry-after", "soon"}}), "w").retry_after_seconds, 60);
-  EXPECT_EQ(pds_error(reply(500, R"({"error":"InternalServerError"})"), "w").code,
-            ErrorCode::kUpstreamFailure);
-  EXPECT_EQ(pds_error(reply(502, "<html>bad gateway</html>"), "w").code,
-            ErrorCode::kUpstreamFailure);
-  const Error refused = pds_error(reply(400, R"({"error":"InvalidRequest","message":"m"})"), "w");
-  EXPECT_EQ(refused.code, ErrorCode::kUpstreamFailure);
-  EXPECT_NE(refused.message.find("InvalidRequest: m"), std::string::npos);
-}
-
 }  // namespace
-}  // namespace bulleted::appview
-
-namespace bulleted::appview {
-namespace {
-
-TEST(RateLimiterTest, ABucketPerClientRefillingAtTheRate) {
-  RateLimiter limiter(6);  // one every 10 s, six at once
-  const auto t0 = RateLimiter::Clock::now();
-  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", t0).has_value()) << i;
-  auto wait = limiter.take("a", t0);
-  ASSERT_TRUE(wait.has_value());
-  EXPECT_EQ(*wait, 10);
-  EXPECT_FALSE(limiter.take("b", t0).has_value()) << "another client";
-  EXPECT_EQ(limiter.take("a", t0 + std::chrono::seconds(4)).value_or(0), 6);
-  EXPECT_FALSE(limiter.take("a", t0 + std::chrono::seconds(10)).has_value());
-  EXPECT_TRUE(limiter.take("a", t0 + std::chrono::seconds(11)).has_value());
-  // Idle for long: full again, never more than the capacity.
-  const auto later = t0 + std::chrono::hours(1);
-  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", later).has_value()) << i;
-  EXPECT_TRUE(limiter.take("a", later).has_value());
-  RateLimiter off(0);
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(off.take("a", t0).has_value());
-}
-
-}  // namespace
-}  // namespace bulleted::appview
+}  // namespace bulleted::identity

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "firehose/cbor_reader.hpp"
 #include "schema/base64.hpp"
 #include "tests/support/files.hpp"
 

@@ -12,6 +12,7 @@
 #include "ordering/order_key.hpp"
 #include "schema/sqlite.hpp"
 #include "tests/support/store_fixtures.hpp"
+#include "tests/support/store_internals.hpp"
 
 namespace {
 
@@ -142,7 +143,7 @@ TEST(ImportCommand, AJobIsAbandonedByItsIdAndAnUnknownOneIsAnError) {
   {
     auto store = bulleted::schema::Store::open(db);
     ASSERT_TRUE(store.has_value());
-    auto id = bulleted::schema::query_value<std::string>((*store)->database(),
+    auto id = bulleted::schema::query_value<std::string>(bulleted::testing::database_of(**store),
                                                          "SELECT id FROM import_jobs");
     ASSERT_TRUE(id.has_value() && id->has_value());
     job = **id;

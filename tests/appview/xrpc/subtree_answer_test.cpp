@@ -70,20 +70,20 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
     const std::string what = (query.root_rkey ? *query.root_rkey : "top") + " depth " +
                              std::to_string(query.depth) + " budget " +
                              std::to_string(query.budget_bytes);
-    auto tree = store_->subtree(query);
+    auto tree = store_->read().subtree(query);
     ASSERT_TRUE(tree.has_value()) << what;
     std::string expected;
     JsonWriter writer(expected);
     write_subtree_view(writer, *tree);
     SubtreeAnswer answer;
-    ASSERT_TRUE(store_->subtree(query, answer).has_value()) << what;
+    ASSERT_TRUE(store_->read().subtree(query, answer).has_value()) << what;
     EXPECT_EQ(answer.text(), expected) << what;
     EXPECT_TRUE(json::accept(answer.text())) << what;
     // Handed over in pieces as it is written: the same text.
     for (const std::size_t piece : {std::size_t{1}, std::size_t{700}}) {
       std::vector<std::string> pieces;
       SubtreeAnswer in_pieces([&](std::string_view bytes) { pieces.emplace_back(bytes); }, piece);
-      ASSERT_TRUE(store_->subtree(query, in_pieces).has_value()) << what;
+      ASSERT_TRUE(store_->read().subtree(query, in_pieces).has_value()) << what;
       in_pieces.finish();
       std::string streamed;
       for (std::size_t k = 0; k < pieces.size(); ++k) {
@@ -99,7 +99,8 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
   // What the cases above depend on.
   const json second = json::parse([&] {
     SubtreeAnswer answer;
-    (void)store_->subtree({.did = kDid, .root_rkey = "second", .budget_bytes = 1 << 20}, answer);
+    (void)store_->read().subtree({.did = kDid, .root_rkey = "second", .budget_bytes = 1 << 20},
+                                 answer);
     return answer.text();
   }());
   EXPECT_EQ(second["children"].size(), 1000u);
@@ -107,7 +108,7 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
   EXPECT_EQ(second["node"]["childCount"], 1005);
   const json cycle = json::parse([&] {
     SubtreeAnswer answer;
-    (void)store_->subtree({.did = kDid, .root_rkey = "x", .depth = 64}, answer);
+    (void)store_->read().subtree({.did = kDid, .root_rkey = "x", .depth = 64}, answer);
     return answer.text();
   }());
   ASSERT_EQ(cycle["children"].size(), 1u);
@@ -115,7 +116,7 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
   EXPECT_TRUE(cycle["children"][0]["children"].empty()) << "x is listed once";
   const json whole = json::parse([&] {
     SubtreeAnswer answer;
-    (void)store_->subtree({.did = kDid, .root_rkey = "root"}, answer);
+    (void)store_->read().subtree({.did = kDid, .root_rkey = "root"}, answer);
     return answer.text();
   }());
   const json& c0h = whole["children"][0]["children"][3];
@@ -167,7 +168,7 @@ TEST_F(SubtreeAnswerTest, IsHandedOverWhileTheLastLevelIsRead) {
       2000);
   Counting counted(answer);
   counting = &counted;
-  ASSERT_TRUE(store_->subtree({.did = kDid, .root_rkey = "root"}, counted).has_value());
+  ASSERT_TRUE(store_->read().subtree({.did = kDid, .root_rkey = "root"}, counted).has_value());
   answer.finish();
   EXPECT_EQ(counted.read, 210u);
   ASSERT_GE(read_at_piece.size(), 5u);

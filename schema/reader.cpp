@@ -1,4 +1,7 @@
-// Store: every read. Each public read runs in one read transaction.
+// Reader: nodes, pages, windows, positions, subtrees, ancestors and changes.
+// Each public read runs in one read transaction.
+#include "schema/reader.hpp"
+
 #include <charconv>
 #include <deque>
 #include <filesystem>
@@ -7,7 +10,6 @@
 #include "schema/base64.hpp"
 #include "schema/positions.hpp"
 #include "schema/sqlite.hpp"
-#include "schema/store.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::schema {
@@ -100,7 +102,7 @@ NodeRow read_row(const Statement& stmt) {
 
 // The rows of a page of `group` (of repo `did`), each to `visit`.
 Result<void> visit_page(Statement& stmt, std::string_view did, std::string_view group,
-                        const Store::RowVisitor& visit) {
+                        const Reader::RowVisitor& visit) {
   NodeRow shared;
   shared.did = did;
   shared.group = group;
@@ -135,38 +137,14 @@ Error not_found(std::string_view did, std::string_view rkey) {
 
 }  // namespace
 
-std::size_t view_bytes(const NodeRowView& row) {
-  // The record's text, note and facets (record_bytes holds them, escaped as
-  // the view escapes them); the URI ("at://" + DID + the collection + rkey)
-  // and rkey, parent and CID; the view's names, counts and flags, and a
-  // subtree's {"node":..,"children":[],"more":false} around them.
-  return row.record_bytes + row.did.size() + 3 * row.rkey.size() +
-         (row.parent_rkey ? row.parent_rkey->size() : 0) + 400;
-}
-
-std::string encode_page_cursor(std::string_view sort_key, std::string_view rkey) {
-  std::string raw(sort_key);
-  raw += '\n';
-  raw += rkey;
-  return base64_encode(raw, Base64Alphabet::kUrl, false);
-}
-
-std::optional<std::pair<std::string, std::string>> decode_page_cursor(std::string_view cursor) {
-  auto raw = base64_decode(cursor, Base64Alphabet::kUrl);
-  if (!raw) return std::nullopt;
-  const std::size_t split = raw->find('\n');
-  if (split == std::string::npos || split == 0 || split + 1 >= raw->size()) return std::nullopt;
-  return std::make_pair(raw->substr(0, split), raw->substr(split + 1));
-}
-
-Result<bool> Store::repo_visible(std::string_view did) {
-  auto status = query_value<std::string>(*db_, "SELECT status FROM repos WHERE did = ?1", did);
+Result<bool> Reader::repo_visible(std::string_view did) {
+  auto status = query_value<std::string>(db_, "SELECT status FROM repos WHERE did = ?1", did);
   if (!status) return std::unexpected(status.error());
   return !*status || **status == "active";
 }
 
-Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::string_view rkey) {
-  auto stmt = db_->prepare(kNodeByKey);
+Result<std::optional<NodeRow>> Reader::find_node(std::string_view did, std::string_view rkey) {
+  auto stmt = db_.prepare(kNodeByKey);
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, did).bind(2, rkey);
   auto row = (*stmt)->step();
@@ -175,20 +153,20 @@ Result<std::optional<NodeRow>> Store::find_node(std::string_view did, std::strin
   return std::optional<NodeRow>(read_row(**stmt));
 }
 
-Result<void> Store::visit_group_page(
+Result<void> Reader::visit_group_page(
     std::string_view did, std::string_view group, int limit,
     const std::optional<std::pair<std::string, std::string>>& after, bool reverse,
     const RowVisitor& visit) {
   const char* sql = reverse ? (after ? kChildrenBefore : kChildrenFirstReverse)
                             : (after ? kChildrenAfter : kChildrenFirst);
-  auto stmt = db_->prepare(sql);
+  auto stmt = db_.prepare(sql);
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, group).bind(4, limit).bind(5, children_group(did, ""));
   if (after) (*stmt)->bind(2, after->first).bind(3, after->second);
   return visit_page(**stmt, did, group, visit);
 }
 
-Result<std::vector<NodeRow>> Store::group_page(
+Result<std::vector<NodeRow>> Reader::group_page(
     std::string_view did, std::string_view group, int limit,
     const std::optional<std::pair<std::string, std::string>>& after, bool reverse) {
   std::vector<NodeRow> rows;
@@ -199,7 +177,7 @@ Result<std::vector<NodeRow>> Store::group_page(
   return rows;
 }
 
-Result<NodeRow> Store::visible_node(std::string_view did, std::string_view rkey) {
+Result<NodeRow> Reader::visible_node(std::string_view did, std::string_view rkey) {
   auto visible = repo_visible(did);
   if (!visible) return pass(visible);
   auto found = *visible ? find_node(did, rkey) : Result<std::optional<NodeRow>>();
@@ -208,15 +186,15 @@ Result<NodeRow> Store::visible_node(std::string_view did, std::string_view rkey)
   return std::move(**found);
 }
 
-Result<NodeRow> Store::node(std::string_view did, std::string_view rkey) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+Result<NodeRow> Reader::node(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto found = visible_node(did, rkey);
   if (!found) return pass(found);
   return std::move(*found);
 }
 
-Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
+Result<ChildrenPage> Reader::children(const ChildrenQuery& query) {
   ChildrenPage page;
   auto cursor =
       children(query, [&](const NodeRowView& row) { page.nodes.push_back(NodeRow::from(row)); });
@@ -225,8 +203,8 @@ Result<ChildrenPage> Store::children(const ChildrenQuery& query) {
   return page;
 }
 
-Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
-                                                   const RowVisitor& visit) {
+Result<std::optional<std::string>> Reader::children(const ChildrenQuery& query,
+                                                    const RowVisitor& visit) {
   if (query.limit < 1 || query.limit > 1000) {
     return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
   }
@@ -235,14 +213,14 @@ Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
     after = decode_page_cursor(*query.cursor);
     if (!after) return fail(ErrorCode::kInvalidRequest, "malformed cursor");
   }
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto visible = repo_visible(query.did);
   if (!visible) return pass(visible);
   if (!*visible) return std::optional<std::string>();
   std::string group = root_group(query.did);
   if (query.parent_rkey) {
-    auto parent = holds_node(*db_, query.did, *query.parent_rkey);
+    auto parent = holds_node(db_, query.did, *query.parent_rkey);
     if (!parent) return pass(parent);
     if (!*parent) return std::unexpected(not_found(query.did, *query.parent_rkey));
     group = children_group(query.did, *query.parent_rkey);
@@ -274,12 +252,12 @@ Result<std::optional<std::string>> Store::children(const ChildrenQuery& query,
   return std::optional<std::string>(encode_page_cursor(last_key, last_rkey));
 }
 
-Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey, int before,
-                             int after, std::size_t max_bytes) {
+Result<Window> Reader::window(std::string_view did, std::string_view anchor_rkey, int before,
+                              int after, std::size_t max_bytes) {
   if (before < 0 || after < 0 || before > 1000 || after > 1000) {
     return fail(ErrorCode::kInvalidRequest, "before and after must be from 0 to 1000");
   }
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto anchor = visible_node(did, anchor_rkey);
   if (!anchor) return pass(anchor);
@@ -319,25 +297,25 @@ Result<Window> Store::window(std::string_view did, std::string_view anchor_rkey,
   return window;
 }
 
-Result<Position> Store::position(std::string_view did, std::string_view rkey) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+Result<Position> Reader::position(std::string_view did, std::string_view rkey) {
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto anchor = visible_node(did, rkey);
   if (!anchor) return pass(anchor);
   auto size =
-      query_value<std::int64_t>(*db_, "SELECT n FROM group_counts WHERE grp = ?1", anchor->group);
+      query_value<std::int64_t>(db_, "SELECT n FROM group_counts WHERE grp = ?1", anchor->group);
   if (!size) return pass(size);
-  auto index = count_before(*db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey},
+  auto index = count_before(db_, anchor->group, SiblingKey{anchor->sort_key, anchor->rkey},
                             size->value_or(0));
   if (!index) return pass(index);
   return Position{*index, size->value_or(0)};
 }
 
-Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
+Result<void> Reader::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
   if (query.depth < 0 || query.depth > 64) {
     return fail(ErrorCode::kInvalidRequest, "depth must be from 0 to 64");
   }
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto visible = repo_visible(query.did);
   if (!visible) return pass(visible);
@@ -372,7 +350,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
       sink.settled(0);
     }
   }
-  auto stmt = db_->prepare(kChildrenFirst);
+  auto stmt = db_.prepare(kChildrenFirst);
   if (!stmt) return pass(stmt);
   const std::string prefix = children_group(query.did, "");
   constexpr int kMaxChildrenPerNode = 1000;
@@ -427,7 +405,7 @@ Result<void> Store::subtree(const SubtreeQuery& query, SubtreeSink& sink) {
   return {};
 }
 
-Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
+Result<SubtreeNode> Reader::subtree(const SubtreeQuery& query) {
   // The tree of rows: each node's children arrive together, so a node's
   // children are a run of consecutive ids.
   class Builder final : public SubtreeSink {
@@ -465,9 +443,9 @@ Result<SubtreeNode> Store::subtree(const SubtreeQuery& query) {
   return builder.tree();
 }
 
-Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_view rkey,
-                                              AncestorsEnd* end, std::size_t max_bytes) {
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+Result<std::vector<NodeRow>> Reader::ancestors(std::string_view did, std::string_view rkey,
+                                               AncestorsEnd* end, std::size_t max_bytes) {
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   auto start = visible_node(did, rkey);
   if (!start) return pass(start);
@@ -505,8 +483,8 @@ Result<std::vector<NodeRow>> Store::ancestors(std::string_view did, std::string_
                               std::make_move_iterator(chain.rend()));
 }
 
-Result<std::string> Store::latest_change_cursor(std::string_view did) {
-  auto stmt = db_->prepare(
+Result<std::string> Reader::latest_change_cursor(std::string_view did) {
+  auto stmt = db_.prepare(
       "SELECT max(coalesce((SELECT max(change_seq) FROM nodes WHERE did = ?1), 0),"
       " coalesce((SELECT max(change_seq) FROM tombstones WHERE did = ?1), 0))");
   if (!stmt) return pass(stmt);
@@ -516,8 +494,8 @@ Result<std::string> Store::latest_change_cursor(std::string_view did) {
   return std::to_string(*row ? (*stmt)->integer(0) : 0);
 }
 
-Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::string_view> cursor,
-                                   int limit, std::size_t max_bytes) {
+Result<ChangesPage> Reader::changes(std::string_view did, std::optional<std::string_view> cursor,
+                                    int limit, std::size_t max_bytes) {
   if (limit < 1 || limit > 1000)
     return fail(ErrorCode::kInvalidRequest, "limit must be from 1 to 1000");
   std::int64_t since = 0;
@@ -527,14 +505,14 @@ Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::stri
       return fail(ErrorCode::kInvalidRequest, "malformed cursor");
     }
   }
-  auto tx = Transaction::begin(*db_, Transaction::Kind::kRead);
+  auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
   ChangesPage page;
   page.cursor = std::to_string(since);
   auto visible = repo_visible(did);
   if (!visible) return pass(visible);
   if (!*visible) return page;
-  auto stmt = db_->prepare(
+  auto stmt = db_.prepare(
       "SELECT 0, rkey, change_seq FROM nodes WHERE did = ?1 AND change_seq > ?2"
       " UNION ALL SELECT 1, rkey, change_seq FROM tombstones WHERE did = ?1 AND change_seq > ?2"
       " ORDER BY 3 LIMIT ?3");
@@ -568,9 +546,9 @@ Result<ChangesPage> Store::changes(std::string_view did, std::optional<std::stri
   return page;
 }
 
-Result<std::vector<SiblingKey>> Store::sibling_keys(std::string_view group,
-                                                    const std::optional<SiblingKey>& from,
-                                                    bool reverse, int limit) {
+Result<std::vector<SiblingKey>> Reader::sibling_keys(std::string_view group,
+                                                     const std::optional<SiblingKey>& from,
+                                                     bool reverse, int limit) {
   const char* sql =
       reverse
           ? (from
@@ -583,7 +561,7 @@ Result<std::vector<SiblingKey>> Store::sibling_keys(std::string_view group,
                    " ORDER BY sort_key, rkey LIMIT ?4"
                  : "SELECT sort_key, rkey FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT "
                    "?4");
-  auto stmt = db_->prepare(sql);
+  auto stmt = db_.prepare(sql);
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, group).bind(4, limit);
   if (from) (*stmt)->bind(2, from->sort_key).bind(3, from->rkey);
@@ -596,21 +574,21 @@ Result<std::vector<SiblingKey>> Store::sibling_keys(std::string_view group,
   }
 }
 
-Result<std::optional<SiblingKey>> Store::sibling_key_at(std::string_view group,
-                                                        std::int64_t index) {
-  return key_at(*db_, group, index);
+Result<std::optional<SiblingKey>> Reader::sibling_key_at(std::string_view group,
+                                                         std::int64_t index) {
+  return key_at(db_, group, index);
 }
 
-Result<std::vector<SiblingKey>> Store::sibling_keys_at(std::string_view group, std::int64_t index,
-                                                       int count) {
-  return keys_at(*db_, group, index, count);
+Result<std::vector<SiblingKey>> Reader::sibling_keys_at(std::string_view group, std::int64_t index,
+                                                        int count) {
+  return keys_at(db_, group, index, count);
 }
 
-Result<std::vector<std::string>> Store::child_rkeys(std::string_view group) {
-  return query_texts(*db_, "SELECT rkey FROM nodes WHERE grp = ?1", group);
+Result<std::vector<std::string>> Reader::child_rkeys(std::string_view group) {
+  return query_texts(db_, "SELECT rkey FROM nodes WHERE grp = ?1", group);
 }
 
-Result<std::string> Store::explain(std::string_view kind) {
+Result<std::string> Reader::explain(std::string_view kind) {
   const char* sql = kind == "children_first"           ? kChildrenFirst
                     : kind == "children_after"         ? kChildrenAfter
                     : kind == "children_first_reverse" ? kChildrenFirstReverse
@@ -619,10 +597,10 @@ Result<std::string> Store::explain(std::string_view kind) {
   if (sql == nullptr) return fail(ErrorCode::kInvalidRequest, "unknown query");
   const std::string text = std::string("EXPLAIN QUERY PLAN ") + sql;
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db_->handle(), text.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    return std::unexpected(sqlite_error(db_->handle(), SQLITE_ERROR, "explain"));
+  if (sqlite3_prepare_v2(db_.handle(), text.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    return std::unexpected(sqlite_error(db_.handle(), SQLITE_ERROR, "explain"));
   }
-  Statement stmt(db_->handle(), raw);
+  Statement stmt(db_.handle(), raw);
   std::string plan;
   while (true) {
     auto row = stmt.step();

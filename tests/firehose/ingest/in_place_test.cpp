@@ -7,6 +7,7 @@
 #include <random>
 
 #include "firehose/car.hpp"
+#include "firehose/cbor_reader.hpp"
 #include "firehose/dag_cbor.hpp"
 #include "firehose/frame.hpp"
 #include "firehose/records.hpp"

@@ -82,9 +82,9 @@ class VerifyTest : public ::testing::Test {
   std::map<std::string, std::string> shown(const std::string& did) {
     EXPECT_TRUE(ingestor_->flush().has_value());
     std::map<std::string, std::string> out;
-    const auto records = store_->indexed_records(did);
+    const auto records = store_->read().indexed_records(did);
     for (const auto& record : *records) {
-      if (auto node = store_->node(did, record.rkey)) out[record.rkey] = node->text;
+      if (auto node = store_->read().node(did, record.rkey)) out[record.rkey] = node->text;
     }
     return out;
   }
@@ -257,7 +257,7 @@ TEST_F(VerifyTest, OnlyReposWithRecordsAreTakenUpAndOnlyThoseWithHistoryAreFetch
   add_frame(
       gail.commit({{"create", "app.bsky.feed.like/g", node_record("g")}}, next_rev(), ++seq_));
   ASSERT_TRUE(ingestor_->flush().has_value());
-  EXPECT_FALSE(store_->repo(gail.did())->has_value());
+  EXPECT_FALSE(store_->read().repo(gail.did())->has_value());
   EXPECT_EQ(metrics_.commits_verified.load(), verified);
   EXPECT_EQ(ingestor_->take_resync_requests(), std::vector<std::string>{fred.did()});
 }
@@ -302,7 +302,7 @@ TEST_F(VerifyTest, ARotatedKeyIsPickedUpByOneRefreshAndAnUnknownKeyRefuses) {
   // A repo the index does not track is not fetched for a refused commit:
   // anyone can name any DID.
   EXPECT_TRUE(ingestor_->take_resync_requests().empty());
-  EXPECT_FALSE(store_->repo(nobody.did())->has_value());
+  EXPECT_FALSE(store_->read().repo(nobody.did())->has_value());
 }
 
 TEST_F(VerifyTest, SyncsAndRepoCarsAreVerifiedToo) {

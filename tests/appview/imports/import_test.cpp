@@ -280,7 +280,7 @@ TEST_F(ImportJobTest, TheImportedTreeIsExact) {
   EXPECT_EQ(job.state, schema::ImportState::kRunning);
   EXPECT_EQ(job.total, 14);
   // Nothing is written before the job runs.
-  EXPECT_EQ(*store_->node_count(), 0);
+  EXPECT_EQ(*store_->read().node_count(), 0);
   run(job.id);
   EXPECT_EQ((**store_->import_jobs().find(job.id)).state, schema::ImportState::kDone);
   EXPECT_EQ((**store_->import_jobs().find(job.id)).done, 14);
@@ -289,7 +289,7 @@ TEST_F(ImportJobTest, TheImportedTreeIsExact) {
   EXPECT_TRUE(tree.nodes[0].text.starts_with("Imported from WorkFlowy \u2014 20"));
   EXPECT_EQ(shape(tree, 1), expected_fixture());
   // The root went to the top level, last.
-  auto top = store_->children({.did = kDid, .limit = 10});
+  auto top = store_->read().children({.did = kDid, .limit = 10});
   ASSERT_EQ(top->nodes.size(), 1u);
   EXPECT_EQ(top->nodes[0].rkey, job.root_rkey);
 }
@@ -329,7 +329,7 @@ TEST_F(ImportJobTest, ThreeThousandChildrenGetKeysOfAtMostThreeBytesInOrder) {
   std::vector<schema::NodeRow> children;
   std::optional<std::string> cursor;
   do {
-    auto page = store_->children(
+    auto page = store_->read().children(
         {.did = kDid, .parent_rkey = job.root_rkey, .limit = 1000, .cursor = cursor});
     ASSERT_TRUE(page.has_value());
     children.insert(children.end(), page->nodes.begin(), page->nodes.end());
@@ -355,7 +355,7 @@ TEST_F(ImportJobTest, AStoppedJobResumesWithNoDuplicateAndNoGap) {
   const auto job = plan(tree);
   EXPECT_EQ(run(job.id, 2), 2);  // 400 of 1001 rows, then the "process" stops
   EXPECT_EQ((**store_->import_jobs().find(job.id)).done, 400);
-  EXPECT_EQ(*store_->node_count(), 400);
+  EXPECT_EQ(*store_->read().node_count(), 400);
   // A new connection (a restarted process) picks the job up where it was.
   store_.reset();
   auto reopened = schema::Store::open(dir_.file("index.db"));
@@ -364,7 +364,7 @@ TEST_F(ImportJobTest, AStoppedJobResumesWithNoDuplicateAndNoGap) {
   auto unfinished = store_->import_jobs().unfinished();
   ASSERT_EQ(unfinished->size(), 1u);
   run(job.id);
-  EXPECT_EQ(*store_->node_count(), 1001);
+  EXPECT_EQ(*store_->read().node_count(), 1001);
   const Outline out = exported(job.root_rkey);
   ASSERT_EQ(out.nodes.size(), 1001u);
   EXPECT_EQ(shape(out, 1), shape(tree));
@@ -380,7 +380,7 @@ TEST_F(ImportJobTest, ARecordOverTheLimitsRefusesThePlanAndWritesNothing) {
   EXPECT_EQ(job.error().code, ErrorCode::kInvalidRequest);
   EXPECT_NE(job.error().message.find("node 2"), std::string::npos) << job.error().message;
   EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
-  EXPECT_EQ(*store_->node_count(), 0);
+  EXPECT_EQ(*store_->read().node_count(), 0);
 }
 
 TEST_F(ImportJobTest, UnderAMissingParentNothingIsPlanned) {

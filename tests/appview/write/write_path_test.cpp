@@ -38,7 +38,7 @@ class WritePathTest : public testing::IndexTest {
  protected:
   // The top-level group in order, as rkeys.
   std::vector<std::string> order() {
-    auto page = store_->children({.did = kDid, .limit = 1000});
+    auto page = store_->read().children({.did = kDid, .limit = 1000});
     std::vector<std::string> out;
     for (const auto& row : page->nodes) out.push_back(row.rkey);
     return out;
@@ -50,7 +50,7 @@ class WritePathTest : public testing::IndexTest {
 
 TEST_F(WritePathTest, PlacementVectors) {
   const auto lines = testing::read_vector_file(std::string(BULLETED_SOURCE_DIR) +
-                                               "/tests/appview/placement_vectors.txt");
+                                               "/tests/appview/write/placement_vectors.txt");
   ASSERT_GE(lines.size(), 20u);
   int n = 0;
   for (const auto& line : lines) {
@@ -286,7 +286,7 @@ TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
   const auto rkeys = order();
   EXPECT_EQ(rkeys.size(), static_cast<std::size_t>(20 + made.load()));
   EXPECT_EQ(std::set<std::string>(rkeys.begin(), rkeys.end()).size(), rkeys.size());
-  auto keys = store_->sibling_keys(schema::root_group(kDid), std::nullopt, false, 1000);
+  auto keys = store_->read().sibling_keys(schema::root_group(kDid), std::nullopt, false, 1000);
   ASSERT_TRUE(keys.has_value());
   for (std::size_t i = 1; i < keys->size(); ++i) {
     EXPECT_LT((*keys)[i - 1].sort_key, (*keys)[i].sort_key) << "two creates took one key";

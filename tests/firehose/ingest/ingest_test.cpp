@@ -43,9 +43,9 @@ class IngestTest : public ::testing::Test {
   std::map<std::string, std::tuple<std::string, std::string, std::string>> indexed(
       const std::string& did) {
     std::map<std::string, std::tuple<std::string, std::string, std::string>> out;
-    const auto records = store_->indexed_records(did);
+    const auto records = store_->read().indexed_records(did);
     for (const auto& record : *records) {
-      auto node = store_->node(did, record.rkey);
+      auto node = store_->read().node(did, record.rkey);
       if (!node) continue;  // hidden
       out[node->rkey] = {node->cid, node->text, node->sort_key_raw.value_or("<none>")};
     }
@@ -67,7 +67,7 @@ class IngestTest : public ::testing::Test {
                           : "<none>"};
       }
       EXPECT_EQ(indexed(did), want) << did;
-      EXPECT_EQ((*store_->repo(did))->rev, repo["head"]["rev"]) << did;
+      EXPECT_EQ((*store_->read().repo(did))->rev, repo["head"]["rev"]) << did;
     }
   }
 
@@ -82,7 +82,7 @@ TEST_F(IngestTest, ReplayFromZeroYieldsTheFinalState) {
   expect_final_state("firehose/run/expected-final-state.json");
   EXPECT_EQ(metrics_.ops_stale.load(), 0u);
   EXPECT_EQ(metrics_.last_seq.load(), 44);
-  EXPECT_EQ(**store_->cursor("firehose"), 44);
+  EXPECT_EQ(**store_->read().cursor("firehose"), 44);
   EXPECT_GT(metrics_.applied[0].load(), 10u);
   // Account creation commits carry no node op: skipped without reading a CAR.
   EXPECT_GE(metrics_.skipped[0].load(), 2u);
@@ -92,7 +92,7 @@ TEST_F(IngestTest, RecordsReadAheadYieldTheSameState) {
   feed("firehose/replay-cursor0", true);
   expect_final_state("firehose/run/expected-final-state.json");
   EXPECT_EQ(metrics_.ops_stale.load(), 0u);
-  EXPECT_EQ(**store_->cursor("firehose"), 44);
+  EXPECT_EQ(**store_->read().cursor("firehose"), 44);
 }
 
 TEST_F(IngestTest, MalformedSortKeysSortLast) {
@@ -100,7 +100,7 @@ TEST_F(IngestTest, MalformedSortKeysSortLast) {
   const json expected =
       testing::read_json(testing::fixture_path("firehose/run/expected-final-state.json"));
   for (const auto& [did, repo] : expected.items()) {
-    auto top = store_->children({.did = did, .limit = 1000});
+    auto top = store_->read().children({.did = did, .limit = 1000});
     ASSERT_TRUE(top.has_value());
     bool seen_invalid = false;
     for (const auto& node : top->nodes) {
@@ -123,20 +123,20 @@ TEST_F(IngestTest, ReposFirstSeenAtTheirFirstRecordsNeedNoBackfill) {
   // A getRepo CAR of the same repo changes nothing.
   const std::string alice = testing::read_json(
       testing::fixture_path("firehose/run/alice-repo.car.json"))["commit"]["did"];
-  const std::string before = *store_->dump();
+  const std::string before = *store_->read().dump();
   auto applied = ingestor_->resync_from_car(
       testing::read_file(testing::fixture_path("firehose/run/alice-repo.car")), alice);
   ASSERT_TRUE(applied.has_value()) << applied.error().message;
-  EXPECT_EQ(*store_->dump(), before);
+  EXPECT_EQ(*store_->read().dump(), before);
 }
 
 TEST_F(IngestTest, ReplayingAgainChangesNothing) {
   feed("firehose/replay-cursor0");
-  const std::string once = *store_->dump();
+  const std::string once = *store_->read().dump();
   const auto applied = metrics_.ops_applied.load();
   // The same frames again: every event is at or below the cursor.
   feed("firehose/replay-cursor0");
-  EXPECT_EQ(*store_->dump(), once);
+  EXPECT_EQ(*store_->read().dump(), once);
   EXPECT_EQ(metrics_.ops_applied.load(), applied);
   // Every frame of the capture carries a seq, so every one is a duplicate.
   EXPECT_EQ(metrics_.duplicate_events.load(),
@@ -170,7 +170,7 @@ TEST_F(IngestTest, AccountEventsHideRestoreAndRemove) {
                         .status = "takendown"};
   ASSERT_TRUE(ingestor_->add(takedown).has_value());
   EXPECT_TRUE(indexed(bob).empty());
-  EXPECT_EQ(store_->children({.did = bob})->nodes.size(), 0u);
+  EXPECT_EQ(store_->read().children({.did = bob})->nodes.size(), 0u);
   AccountEvent reactivate{
       .seq = 1001, .did = bob, .time = "2026-11-30T10:00:01.000Z", .active = true};
   ASSERT_TRUE(ingestor_->add(reactivate).has_value());
@@ -181,7 +181,7 @@ TEST_F(IngestTest, AccountEventsHideRestoreAndRemove) {
                        .active = false,
                        .status = "deleted"};
   ASSERT_TRUE(ingestor_->add(removal).has_value());
-  EXPECT_TRUE(store_->indexed_records(bob)->empty());
+  EXPECT_TRUE(store_->read().indexed_records(bob)->empty());
 }
 
 TEST_F(IngestTest, AGapAsksForAResyncAndHoldsTheRepo) {
@@ -198,13 +198,13 @@ TEST_F(IngestTest, AGapAsksForAResyncAndHoldsTheRepo) {
   ASSERT_TRUE(ingestor_->flush().has_value());
   auto wanted = ingestor_->take_resync_requests();
   ASSERT_EQ(wanted, std::vector<std::string>{alice});
-  EXPECT_EQ((*store_->repo(alice))->sync_state, schema::SyncState::kDesynchronized);
+  EXPECT_EQ((*store_->read().repo(alice))->sync_state, schema::SyncState::kDesynchronized);
   // The resync from the repo's CAR brings the index to the repo's state.
   auto snapshot =
       read_repo(testing::read_file(testing::fixture_path("firehose/run/alice-repo.car")), alice);
   ASSERT_TRUE(snapshot.has_value()) << snapshot.error().message;
   ASSERT_TRUE(ingestor_->apply_resync(*snapshot).has_value());
-  EXPECT_EQ((*store_->repo(alice))->sync_state, schema::SyncState::kSynced);
+  EXPECT_EQ((*store_->read().repo(alice))->sync_state, schema::SyncState::kSynced);
   const json expected =
       testing::read_json(testing::fixture_path("firehose/run/expected-final-state.json"));
   EXPECT_EQ(indexed(alice).size(), expected[alice]["records"].size());
