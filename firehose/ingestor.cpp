@@ -23,20 +23,21 @@ schema::RepoStatus status_of(const AccountEvent& account) {
 }  // namespace
 
 Ingestor::Ingestor(schema::Store& store, IngestOptions options, FirehoseMetrics& metrics)
-    : store_(store), options_(std::move(options)), metrics_(metrics) {}
+    : store_(store),
+      options_(std::move(options)),
+      metrics_(metrics),
+      syncs_(store,
+             RepoSyncOptions{.attempts = options_.resync_attempts,
+                             .max_held = options_.max_held_commits},
+             metrics, options_.now) {}
 
 Result<void> Ingestor::start() {
   auto cursor = store_.read().cursor(options_.source);
   if (!cursor) return std::unexpected(cursor.error());
   last_seq_ = *cursor;
   if (last_seq_) metrics_.last_seq = *last_seq_;
-  // A resync that did not finish before the last stop: the commits held for
-  // it are behind the cursor now, so the repo must be fetched again.
-  auto unfinished = store_.read().repos_to_resync();
-  if (!unfinished) return std::unexpected(unfinished.error());
-  for (const auto& did : *unfinished)
-    want_resync(did, "a resync did not finish before the last stop");
-  return {};
+  // Each repo's sync as the last stop left it.
+  return syncs_.load();
 }
 
 std::optional<std::int64_t> Ingestor::resume_cursor() const { return last_seq_; }
@@ -55,28 +56,19 @@ std::optional<std::string> WrittenRevs::newest(const std::string& did) const {
 }
 
 Result<std::optional<std::string>> Ingestor::known_rev(const std::string& did) {
-  auto it = revs_.find(did);
-  if (it == revs_.end()) {
-    auto repo = store_.read().repo(did);
-    if (!repo) return std::unexpected(repo.error());
-    it = revs_.emplace(did, *repo ? (*repo)->rev : std::nullopt).first;
-  }
+  auto known = syncs_.known_rev(did);
+  if (!known) return known;
   if (options_.written != nullptr) {
-    if (auto written = options_.written->newest(did);
-        written && (!it->second || *written > *it->second)) {
-      it->second = *written;
+    if (auto written = options_.written->newest(did); written && (!*known || *written > **known)) {
+      syncs_.set_rev(did, *written);
+      return std::optional<std::string>(*written);
     }
   }
-  return it->second;
+  return known;
 }
 
 void Ingestor::want_resync(const std::string& did, const std::string& why) {
-  if (resync_wanted_.insert(did).second) {
-    spdlog::warn("firehose: repo {} needs a resync: {}", did, why);
-    metrics_.resyncs_started++;
-    (void)store_.set_sync_state(did, schema::SyncState::kDesynchronized);
-  }
-  held_[did];  // start holding the repo's commits
+  syncs_.want(did, why);
 }
 
 Result<void> Ingestor::request_backfill(const std::string& did) {
@@ -88,9 +80,7 @@ Result<void> Ingestor::request_backfill(const std::string& did) {
 
 std::vector<std::string> Ingestor::take_resync_requests() {
   std::vector<std::string> out;
-  for (const auto& did : resync_wanted_) {
-    if (held_.contains(did)) out.push_back(did);
-  }
+  for (auto& did : syncs_.in_state(RepoSyncState::kWanted)) out.push_back(std::move(did));
   return out;
 }
 
@@ -186,15 +176,10 @@ bool builds_on_empty_tree(const CommitEvent& commit) {
 Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   constexpr std::size_t kCommit = 0;
   const std::string did = commit.repo;
-  if (!replaying) {
-    if (auto held = held_.find(did); held != held_.end()) {
-      if (held->second.size() < options_.max_held_commits) {
-        held->second.push_back(std::move(commit));
-      } else {
-        metrics_.skipped[kCommit]++;  // the resync's snapshot covers it
-      }
-      return {};
-    }
+  if (!replaying && syncs_.holds(did)) {
+    // Past max_held, the resync's snapshot covers it.
+    if (!syncs_.hold(did, std::move(commit))) metrics_.skipped[kCommit]++;
+    return {};
   }
   auto known = known_rev(did);
   if (!known) return std::unexpected(known.error());
@@ -243,21 +228,21 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
     // (One whose verified ops undo to the empty tree had no records before
     // it, as with a new account's first write: nothing to fetch.)
     want_resync(did, "first seen with history before rev " + commit.rev);
-    held_[did].push_back(std::move(commit));
+    syncs_.hold(did, std::move(commit));
     return {};
   }
   if (!replaying && *known && commit.since && *commit.since != **known) {
     want_resync(
         did, "commit " + commit.rev + " follows " + *commit.since + ", the index has " + **known);
-    held_[did].push_back(std::move(commit));
+    syncs_.hold(did, std::move(commit));
     return {};
   }
   if (!replaying && commit.prev_data && commit.since) {
-    if (auto last = data_.find(did); last != data_.end() && last->second.first == *commit.since &&
-                                     !(last->second.second == *commit.prev_data)) {
+    if (auto last = syncs_.chain(did);
+        last && last->first == *commit.since && !(last->second == *commit.prev_data)) {
       want_resync(did, "commit " + commit.rev + " builds on " + commit.prev_data->str() +
-                           ", the index has " + last->second.second.str());
-      held_[did].push_back(std::move(commit));
+                           ", the index has " + last->second.str());
+      syncs_.hold(did, std::move(commit));
       return {};
     }
   }
@@ -267,7 +252,7 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   }
   if (records->gap && !replaying) {
     want_resync(did, *records->gap);
-    held_[did].push_back(std::move(commit));
+    syncs_.hold(did, std::move(commit));
     return {};
   }
   if (!records->read_car) {
@@ -278,8 +263,7 @@ Result<void> Ingestor::add_commit(CommitEvent commit, bool replaying) {
   // The commit is not held past this point: its ops can move.
   for (auto& op : records->ops) batch_.ops.push_back(std::move(op));
   batch_.repo_revs.emplace_back(did, commit.rev);
-  revs_[did] = commit.rev;
-  data_.insert_or_assign(did, std::pair{commit.rev, proof->data});
+  syncs_.advance(did, commit.rev, proof->data);
   return {};
 }
 
@@ -313,12 +297,7 @@ Result<void> Ingestor::add_account(const AccountEvent& account) {
   constexpr std::size_t kAccount = 3;
   const auto status = status_of(account);
   batch_.statuses.emplace_back(account.did, status);
-  if (status == schema::RepoStatus::kDeleted) {
-    revs_[account.did] = std::nullopt;
-    data_.erase(account.did);
-    held_.erase(account.did);
-    resync_wanted_.erase(account.did);
-  }
+  if (status == schema::RepoStatus::kDeleted) syncs_.forget(account.did);
   metrics_.applied[kAccount]++;
   // Later ops must not be applied before this status: end the batch here.
   return flush();
@@ -394,16 +373,10 @@ Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
   if (!outcome) return std::unexpected(outcome.error());
   metrics_.ops_applied += outcome->applied;
   metrics_.ops_stale += outcome->stale;
-  if (auto r = store_.set_sync_state(snapshot.did, schema::SyncState::kSynced); !r) return r;
   spdlog::info("firehose: resynced {} at rev {}: {} ops", snapshot.did, snapshot.rev,
                outcome->applied);
-  metrics_.resyncs_done++;
   metrics_.repo_records_read += snapshot.records.size();
-  revs_[snapshot.did] = snapshot.rev;
-  data_.insert_or_assign(snapshot.did, std::pair{snapshot.rev, snapshot.commit.data});
-  resync_wanted_.erase(snapshot.did);
-  auto held = std::move(held_[snapshot.did]);
-  held_.erase(snapshot.did);
+  auto held = syncs_.applied(snapshot.did, snapshot.rev, snapshot.commit.data);
   for (auto& commit : held) {
     if (commit.rev <= snapshot.rev) continue;
     if (auto r = add_commit(std::move(commit), true); !r) return r;
@@ -411,11 +384,25 @@ Result<void> Ingestor::apply_resync(const RepoSnapshot& snapshot) {
   return flush();
 }
 
-Result<void> Ingestor::abandon_resync(const std::string& did) {
-  metrics_.resyncs_failed++;
-  resync_wanted_.erase(did);
-  auto held = std::move(held_[did]);
-  held_.erase(did);
+Result<void> Ingestor::run_resyncs(RepoFetches& fetches) {
+  for (auto& [did, car] : fetches.take_done()) {
+    if (!car && car.error().code == ErrorCode::kPayloadTooLarge) metrics_.repos_over_limit++;
+    Result<RepoSnapshot> applied =
+        car ? resync_from_car(*car, did) : Result<RepoSnapshot>(std::unexpected(car.error()));
+    if (car) std::string().swap(*car);  // the CAR is not held past its apply
+    if (!applied) {
+      if (auto r = resync_failed(did, applied.error()); !r) return r;
+    }
+  }
+  for (const auto& did : syncs_.due(fetches.free())) fetches.submit(did);
+  metrics_.repos_pending = syncs_.count(RepoSyncState::kWanted);
+  metrics_.repos_in_flight = syncs_.count(RepoSyncState::kFetching);
+  metrics_.repos_failed = syncs_.count(RepoSyncState::kFailed);
+  return {};
+}
+
+Result<void> Ingestor::resync_failed(const std::string& did, const Error& error) {
+  auto held = syncs_.fetch_failed(did, error);
   for (auto& commit : held) {
     if (auto r = add_commit(std::move(commit), true); !r) return r;
   }

@@ -16,12 +16,15 @@
 // (`since`); a gap, a missing block or a #sync naming another rev marks the
 // repo desynchronized and asks for a resync, and that repo's commits are held
 // until the resync is applied (then replayed if newer than the snapshot).
+// Each repo's sync (wanted, fetching, failed, the commits held, the chain
+// its next commit must follow) is its RepoSyncs' (repo_sync.hpp).
 //
 // Not thread-safe: one thread owns an Ingestor.
 #pragma once
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,6 +35,7 @@
 #include "firehose/frame.hpp"
 #include "firehose/metrics.hpp"
 #include "firehose/records.hpp"
+#include "firehose/repo_sync.hpp"
 #include "firehose/verify.hpp"
 #include "schema/store.hpp"
 
@@ -55,7 +59,10 @@ struct IngestOptions {
   std::size_t max_batch_ops = 5000;       // node ops in one transaction
   std::size_t max_batch_events = 1000;    // events in one transaction
   std::size_t max_held_commits = 10'000;  // per repo, while it resyncs
-  const WrittenRevs* written = nullptr;   // revs written by this app view
+  int resync_attempts = 3;                // fetches of a repo before it has failed
+  // The clock of the repos' sync (tests move it); unset: the system's.
+  std::function<RepoSyncs::Clock::time_point()> now;
+  const WrittenRevs* written = nullptr;  // revs written by this app view
   // Where repo signing keys come from. Without it signatures go unchecked
   // (everything else about a commit still is): only for tests of captured
   // streams whose DID documents are gone. The consumer always has one.
@@ -85,7 +92,7 @@ class Ingestor {
   // unless the index has synced it already; the request is kept in the
   // store, so a restart asks again.
   Result<void> request_backfill(const std::string& did);
-  // Repos that need a resync (taken once each).
+  // Repos whose resync is wanted and not yet being fetched.
   std::vector<std::string> take_resync_requests();
   // Every repo the index knows (after OutdatedCursor/FutureCursor).
   Result<void> request_full_resync();
@@ -99,11 +106,16 @@ class Ingestor {
   // A CAR that cannot be read is kUpstreamFailure ("the repo could not be
   // read: ..."). Returns what was applied.
   Result<RepoSnapshot> resync_from_car(std::string_view car, std::string_view did);
-  // A resync that could not be fetched: the repo stays desynchronized and its
-  // held commits are applied as they are (better than dropping them).
-  Result<void> abandon_resync(const std::string& did);
-  // Asks again for a resync that was abandoned (the consumer retries later).
-  void retry_resync(const std::string& did) { want_resync(did, "retrying a resync that failed"); }
+  // A resync's fetch (or the apply of what it brought) failed: tried again,
+  // or, with no try left, the repo's held commits are applied as they are
+  // (better than dropping them) until its next round (repo_sync.hpp).
+  Result<void> resync_failed(const std::string& did, const Error& error);
+  // One round of resyncs, between batches: applies what `fetches` brought
+  // back (a CAR that fails, or no CAR, is a failed try), then hands it the
+  // repos whose time has come, as many as it has fetchers free.
+  Result<void> run_resyncs(RepoFetches& fetches);
+  // Each repo's sync.
+  RepoSyncs& syncs() { return syncs_; }
 
  private:
   Result<void> add_commit(CommitEvent commit, bool replaying);
@@ -128,12 +140,7 @@ class Ingestor {
   std::optional<std::int64_t> pending_cursor_;
   std::optional<std::string> pending_time_;
   std::optional<std::int64_t> last_seq_;
-  std::map<std::string, std::optional<std::string>> revs_;  // did -> newest rev seen
-  // did -> (rev, MST root) of the newest commit applied: a commit that
-  // follows that rev must build on that root (prevData).
-  std::map<std::string, std::pair<std::string, Cid>> data_;
-  std::map<std::string, std::deque<CommitEvent>> held_;  // repos awaiting resync
-  std::set<std::string> resync_wanted_;
+  RepoSyncs syncs_;
 };
 
 }  // namespace bulleted::firehose

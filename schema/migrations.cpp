@@ -205,6 +205,12 @@ INSERT OR REPLACE INTO index_totals (id, nodes) SELECT 1, COUNT(*) FROM nodes;
     R"sql(
 -- Job by job, in C++ (drop_finished_plans).
 )sql",
+    // 11: what a restart resumes of a repo's sync (firehose/repo_sync.hpp):
+    // the rounds of failed fetches and when it is to be tried again.
+    R"sql(
+ALTER TABLE repos ADD COLUMN sync_failed_rounds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE repos ADD COLUMN sync_retry_at INTEGER;
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -219,6 +225,7 @@ constexpr const char* kStepNames[] = {
     "served facets and lengths of the records",
     "the kept number of nodes",
     "the plans of finished imports dropped",
+    "the failed rounds and next try of each repo's sync",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 

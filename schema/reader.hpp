@@ -81,8 +81,9 @@ class Reader {
   Result<std::optional<std::int64_t>> cursor(std::string_view source);
   // The kept number of nodes (one row; never counted).
   Result<std::int64_t> node_count();
-  // Repos marked desynchronized or resyncing (a resync did not finish).
-  Result<std::vector<std::string>> repos_to_resync();
+  // Repos whose sync is not done (any state but synced), with what a
+  // restart resumes of it; deleted repos left out.
+  Result<std::vector<RepoSyncRow>> unsynced_repos();
   // Every repo the index has rows or state for.
   Result<std::vector<std::string>> repo_dids();
   // Every live record of a repo, hidden or not, by rkey.

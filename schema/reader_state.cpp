@@ -33,10 +33,23 @@ Result<std::int64_t> Reader::node_count() {
   return count->value_or(0);
 }
 
-Result<std::vector<std::string>> Reader::repos_to_resync() {
-  return query_texts(db_,
-                     "SELECT did FROM repos WHERE sync_state != 'synced' AND status != 'deleted'"
-                     " ORDER BY did");
+Result<std::vector<RepoSyncRow>> Reader::unsynced_repos() {
+  auto stmt = db_.prepare(
+      "SELECT did, sync_state, sync_failed_rounds, sync_retry_at FROM repos"
+      " WHERE sync_state != 'synced' AND status != 'deleted' ORDER BY did");
+  if (!stmt) return pass(stmt);
+  std::vector<RepoSyncRow> out;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return out;
+    RepoSyncRow sync;
+    sync.did = (*stmt)->text(0);
+    sync.state = parse_sync_state((*stmt)->text(1)).value_or(SyncState::kDesynchronized);
+    sync.failed_rounds = static_cast<int>((*stmt)->integer(2));
+    if (!(*stmt)->is_null(3)) sync.retry_at_ms = (*stmt)->integer(3);
+    out.push_back(std::move(sync));
+  }
 }
 
 Result<std::vector<std::string>> Reader::repo_dids() {

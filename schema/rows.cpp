@@ -20,12 +20,14 @@ constexpr EnumNames<RepoStatus, 5> kRepoStatusNames{{{
 }}};
 static_assert(kRepoStatusNames.covers(RepoStatus::kDeleted));
 
-constexpr EnumNames<SyncState, 3> kSyncStateNames{{{
+constexpr EnumNames<SyncState, 5> kSyncStateNames{{{
     {SyncState::kSynced, "synced"},
     {SyncState::kDesynchronized, "desynchronized"},
     {SyncState::kResyncing, "resyncing"},
+    {SyncState::kFailed, "failed"},
+    {SyncState::kGivenUp, "given-up"},
 }}};
-static_assert(kSyncStateNames.covers(SyncState::kResyncing));
+static_assert(kSyncStateNames.covers(SyncState::kGivenUp));
 
 }  // namespace
 

@@ -20,7 +20,11 @@
 namespace bulleted::schema {
 
 enum class RepoStatus { kActive, kTakendown, kSuspended, kDeactivated, kDeleted };
-enum class SyncState { kSynced, kDesynchronized, kResyncing };
+// A repo's sync as stored (firehose/repo_sync.hpp owns the states and their
+// moves): kDesynchronized a resync is wanted, kResyncing its repo is being
+// fetched, kFailed its fetches failed (tried again later), kGivenUp its repo
+// is over the limits (tried again at the next start).
+enum class SyncState { kSynced, kDesynchronized, kResyncing, kFailed, kGivenUp };
 
 std::string_view to_string(RepoStatus status);
 std::optional<RepoStatus> parse_repo_status(std::string_view text);
@@ -33,6 +37,15 @@ struct RepoState {
   RepoStatus status = RepoStatus::kActive;
   SyncState sync_state = SyncState::kSynced;
   std::optional<std::string> handle;
+};
+
+// A repo's sync as a restart resumes it: its state, the rounds of failed
+// fetches so far and when it is to be tried again (Unix milliseconds).
+struct RepoSyncRow {
+  std::string did;
+  SyncState state = SyncState::kSynced;
+  int failed_rounds = 0;
+  std::optional<std::int64_t> retry_at_ms;
 };
 
 enum class OpKind { kCreate, kUpdate, kDelete };

@@ -43,6 +43,7 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, bool value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, const std::optional<std::string>& text);
+  Statement& bind(int index, const std::optional<std::int64_t>& value);
   Statement& bind_null(int index);
   // Binds a pointer that only an application function asking for `type`
   // can see (sqlite3_bind_pointer); SQL itself sees NULL.

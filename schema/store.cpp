@@ -335,12 +335,18 @@ Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
   return tx->commit();
 }
 
-Result<void> Store::set_sync_state(std::string_view did, SyncState state) {
+Result<void> Store::set_sync(const RepoSyncRow& sync) {
   auto stmt = db_->prepare(
-      "INSERT INTO repos (did, sync_state) VALUES (?1, ?2)"
-      " ON CONFLICT (did) DO UPDATE SET sync_state = excluded.sync_state");
+      "INSERT INTO repos (did, sync_state, sync_failed_rounds, sync_retry_at)"
+      " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (did) DO UPDATE SET"
+      " sync_state = excluded.sync_state, sync_failed_rounds = excluded.sync_failed_rounds,"
+      " sync_retry_at = excluded.sync_retry_at");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did).bind(2, to_string(state));
+  (*stmt)
+      ->bind(1, sync.did)
+      .bind(2, to_string(sync.state))
+      .bind(3, static_cast<std::int64_t>(sync.failed_rounds))
+      .bind(4, sync.retry_at_ms);
   return (*stmt)->run();
 }
 

@@ -77,7 +77,9 @@ class Store {
   bool in_write_transaction() const;
   // Sets a repo's status; kDeleted removes its nodes and tombstones.
   Result<void> set_repo_status(std::string_view did, RepoStatus status);
-  Result<void> set_sync_state(std::string_view did, SyncState state);
+  // A repo's sync as firehose/repo_sync.hpp moves it: the state, and for a
+  // failed one its rounds and the next try (kept across restarts).
+  Result<void> set_sync(const RepoSyncRow& sync);
   Result<void> set_handle(std::string_view did, std::string_view handle);
   // Called after each commit of apply() that changed nodes, on the thread
   // that committed (must be quick: hand over, never read here).

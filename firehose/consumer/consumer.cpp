@@ -8,6 +8,7 @@
 
 #include "firehose/bounded_queue.hpp"
 #include "firehose/consumer/discovery.hpp"
+#include "firehose/consumer/fetch_pool.hpp"
 #include "firehose/consumer/http_fetcher.hpp"
 #include "firehose/consumer/repo_fetcher.hpp"
 #include "firehose/records.hpp"
@@ -73,61 +74,149 @@ constexpr const char* kBackfillMark = "backfill:listed";
 // again (a stop or a crash came in between).
 constexpr const char* kBackfillBegun = "backfill:begun";
 
-// getRepo on a few threads: the indexing thread hands DIDs in and applies
-// the CARs that come out, at most one per worker waiting at a time.
-class FetchPool {
+// The indexing thread's turns (FirehoseConsumer::indexing_loop): a frame
+// (or the batch latency) into the ingestor, a batch flushed when due, the
+// backfill's listing taken in, the resyncs' round, the backfill's end
+// marked, the stats. Owns nothing it is given.
+class Indexer {
  public:
-  using Done = std::pair<std::string, Result<std::string>>;
-  FetchPool(RepoFetcher& fetcher, int workers) : fetcher_(fetcher) {
-    for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { run(); });
-  }
-  ~FetchPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+  Indexer(const ConsumerOptions& options, FirehoseMetrics& metrics,
+          FirehoseConsumer::Shared& shared, schema::Store& store, Ingestor& ingestor)
+      : options_(options),
+        metrics_(metrics),
+        shared_(shared),
+        store_(store),
+        ingestor_(ingestor),
+        records_at_last_stats_(metrics.repo_records_read.load()),
+        backfill_marked_(!metrics.backfilling.load()) {}
+
+  // One turn; false once stopping with every frame taken in indexed.
+  bool step(FetchPool& pool) {
+    if (store_failing_ && !try_flush()) {
+      // Stop taking frames until the store accepts the pending batch.
+      if (shared_.stopping) return false;
+      std::unique_lock lock(shared_.wake_mutex);
+      shared_.wake.wait_for(lock, std::chrono::seconds(1), [&] { return shared_.stopping.load(); });
+      return true;
     }
-    wake_.notify_all();
-    for (auto& thread : threads_) thread.join();
-  }
-  std::size_t workers() const { return threads_.size(); }
-  void submit(const std::string& did) {
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back(did);
+    auto item = shared_.queue.pop(options_.max_batch_latency);
+    metrics_.queue_depth = shared_.queue.size();
+    const bool took = item.has_value();
+    if (took && !take(std::move(*item))) return true;
+    if (ingestor_.has_pending() &&
+        (!took || Clock::now() - last_flush_ >= options_.max_batch_latency) && !try_flush()) {
+      return true;
     }
-    wake_.notify_one();
+    take_listing();
+    if (shared_.stopping) pool.close();
+    if (auto r = ingestor_.run_resyncs(pool); !r) {
+      spdlog::error("firehose: resyncs: cannot write the index: {}", r.error().message);
+      store_failing_ = true;
+      return true;
+    }
+    mark_backfill_when_done();
+    report();
+    return !(shared_.stopping && !took && shared_.queue.size() == 0);
   }
-  std::vector<Done> take_done() {
-    std::lock_guard lock(mutex_);
-    std::vector<Done> out = std::move(done_);
-    done_.clear();
-    return out;
+
+  void finish() {
+    if (!try_flush())
+      spdlog::error("firehose: stopped with an unwritten batch; it will be replayed");
+    if (auto cursor = ingestor_.resume_cursor())
+      spdlog::info("firehose: stopped at cursor {}", *cursor);
+    log_stats(metrics_);
   }
 
  private:
-  void run() {
-    while (true) {
-      std::string did;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (stopping_) return;
-        did = std::move(jobs_.front());
-        jobs_.pop_front();
+  bool take(QueueItem item) {
+    if (item.reset_cursor) ingestor_.reset_cursor();
+    Result<void> added =
+        item.full_resync ? ingestor_.request_full_resync() : ingestor_.add(std::move(*item.event));
+    if (added) return true;
+    spdlog::error("firehose: indexing failed: {}", added.error().message);
+    store_failing_ = true;
+    return false;
+  }
+
+  bool try_flush() {
+    if (auto r = ingestor_.flush(); !r) {
+      if (!store_failing_) spdlog::error("firehose: cannot write the index: {}", r.error().message);
+      store_failing_ = true;
+      return false;
+    }
+    if (store_failing_) spdlog::info("firehose: the index is writable again");
+    store_failing_ = false;
+    last_flush_ = Clock::now();
+    return true;
+  }
+
+  // The repos the initial backfill's listing found since the last turn.
+  void take_listing() {
+    std::vector<std::string> listed;
+    {
+      std::lock_guard lock(shared_.discovered_mutex);
+      listed.swap(shared_.discovered);
+    }
+    for (const auto& did : listed) {
+      if (auto r = ingestor_.request_backfill(did); !r) {
+        spdlog::error("firehose: backfill of {} not recorded: {}", did, r.error().message);
       }
-      auto car = fetcher_.get_repo(did);
-      std::lock_guard lock(mutex_);
-      done_.emplace_back(std::move(did), std::move(car));
     }
   }
 
-  RepoFetcher& fetcher_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::string> jobs_;
-  std::vector<Done> done_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  // The initial backfill is done once listed and nothing is wanted or being
+  // fetched: marked in the index (unless the listing failed, so that the
+  // next start lists again).
+  void mark_backfill_when_done() {
+    if (backfill_marked_ || !shared_.discovery_finished) return;
+    const auto& syncs = ingestor_.syncs();
+    if (syncs.count(RepoSyncState::kWanted) + syncs.count(RepoSyncState::kFetching) > 0) return;
+    {
+      std::lock_guard lock(shared_.discovered_mutex);
+      if (!shared_.discovered.empty()) return;
+    }
+    backfill_marked_ = true;
+    metrics_.backfilling = false;
+    if (shared_.discovery_ran && !shared_.discovery_failed) {
+      schema::ApplyBatch mark;
+      mark.cursor = std::make_pair(std::string(kBackfillMark), std::int64_t{1});
+      (void)store_.apply(mark);
+    }
+    spdlog::info("firehose: backfill: done ({} repos listed, {} resynced, {} failed)",
+                 metrics_.backfill_discovered.load(), metrics_.resyncs_done.load(),
+                 metrics_.resyncs_failed.load());
+  }
+
+  void report() {
+    const auto since = Clock::now() - last_stats_;
+    if (since <= std::chrono::seconds(60)) return;
+    const auto records = metrics_.repo_records_read.load();
+    metrics_.repo_records_per_second =
+        static_cast<std::uint64_t>(static_cast<double>(records - records_at_last_stats_) /
+                                   std::chrono::duration<double>(since).count());
+    records_at_last_stats_ = records;
+    if (metrics_.backfilling || !ingestor_.syncs().idle()) {
+      spdlog::info(
+          "firehose: backfill: {} repos done, {} pending, {} in flight, {} failed (tried again "
+          "later), {} records/s",
+          metrics_.resyncs_done.load(), metrics_.repos_pending.load(),
+          metrics_.repos_in_flight.load(), metrics_.repos_failed.load(),
+          metrics_.repo_records_per_second.load());
+    }
+    log_stats(metrics_);
+    last_stats_ = Clock::now();
+  }
+
+  const ConsumerOptions& options_;
+  FirehoseMetrics& metrics_;
+  FirehoseConsumer::Shared& shared_;
+  schema::Store& store_;
+  Ingestor& ingestor_;
+  std::uint64_t records_at_last_stats_;
+  bool backfill_marked_;
+  bool store_failing_ = false;
+  Clock::time_point last_flush_ = Clock::now();
+  Clock::time_point last_stats_ = Clock::now();
 };
 
 }  // namespace
@@ -164,7 +253,7 @@ Result<void> FirehoseConsumer::start() {
                *cursor ? "cursor " + std::to_string(**cursor) : std::string("the live end"));
   auto listed = (*store)->read().cursor(kBackfillMark);
   if (!listed) return std::unexpected(listed.error());
-  auto unfinished = (*store)->read().repos_to_resync();
+  auto unfinished = (*store)->read().unsynced_repos();
   if (!unfinished) return std::unexpected(unfinished.error());
   auto begun = (*store)->read().cursor(kBackfillBegun);
   if (!begun) return std::unexpected(begun.error());
@@ -314,6 +403,7 @@ void FirehoseConsumer::indexing_loop() {
       options_.identity);
   IngestOptions ingest = options_.ingest;
   ingest.keys = &identity;
+  ingest.resync_attempts = options_.resync_attempts;
   Ingestor ingestor(**store, ingest, metrics_);
   if (auto r = ingestor.start(); !r) {
     spdlog::error("firehose: cannot read the cursor: {}", r.error().message);
@@ -330,174 +420,10 @@ void FirehoseConsumer::indexing_loop() {
        .allow_private_addresses = options_.identity.allow_private_addresses,
        .host_requests_per_second = options_.host_requests_per_second});
   FetchPool pool(*fetcher, options_.fetch_concurrency);
-  struct Pending {
-    int attempts = 0;
-    Clock::time_point next = Clock::now();
-    bool in_flight = false;
-  };
-  std::map<std::string, Pending> resyncs;
-  // Repos whose attempts were used up: tried again from `next` on, the wait
-  // doubling from 10 minutes to 6 hours (and at the next start: the store
-  // keeps them desynchronized).
-  struct Failed {
-    int rounds = 0;
-    Clock::time_point next;
-  };
-  std::map<std::string, Failed> failed;
-  std::size_t in_flight = 0;
-  std::uint64_t records_at_last_stats = metrics_.repo_records_read.load();
-  bool backfill_marked = !metrics_.backfilling.load();
-  auto last_flush = Clock::now();
-  auto last_stats = Clock::now();
-  bool store_failing = false;
-
-  auto try_flush = [&] {
-    auto r = ingestor.flush();
-    if (!r) {
-      if (!store_failing) spdlog::error("firehose: cannot write the index: {}", r.error().message);
-      store_failing = true;
-      return false;
-    }
-    if (store_failing) spdlog::info("firehose: the index is writable again");
-    store_failing = false;
-    last_flush = Clock::now();
-    return true;
-  };
-
-  while (true) {
-    if (store_failing) {
-      // Stop taking frames until the store accepts the pending batch.
-      if (!try_flush()) {
-        if (shared->stopping) break;
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-        continue;
-      }
-    }
-    auto item = shared->queue.pop(options_.max_batch_latency);
-    metrics_.queue_depth = shared->queue.size();
-    if (item) {
-      if (item->reset_cursor) ingestor.reset_cursor();
-      Result<void> added = item->full_resync ? ingestor.request_full_resync()
-                                             : ingestor.add(std::move(*item->event));
-      if (!added) {
-        spdlog::error("firehose: indexing failed: {}", added.error().message);
-        store_failing = true;
-        continue;
-      }
-    }
-    if (ingestor.has_pending() &&
-        (!item || Clock::now() - last_flush >= options_.max_batch_latency)) {
-      if (!try_flush()) continue;
-    }
-    {
-      std::vector<std::string> listed;
-      {
-        std::lock_guard lock(shared->discovered_mutex);
-        listed.swap(shared->discovered);
-      }
-      for (const auto& did : listed) {
-        if (auto r = ingestor.request_backfill(did); !r) {
-          spdlog::error("firehose: backfill of {} not recorded: {}", did, r.error().message);
-        }
-      }
-    }
-    for (const auto& did : ingestor.take_resync_requests()) resyncs.try_emplace(did);
-    // Hand ready repos to the fetchers (one each at a time), apply what
-    // they brought back, between batches.
-    for (auto it = resyncs.begin();
-         it != resyncs.end() && in_flight < pool.workers() && !shared->stopping; ++it) {
-      if (it->second.in_flight || it->second.next > Clock::now()) continue;
-      it->second.in_flight = true;
-      ++in_flight;
-      pool.submit(it->first);
-    }
-    for (auto& [did, car] : pool.take_done()) {
-      --in_flight;
-      auto it = resyncs.find(did);
-      if (it == resyncs.end()) continue;
-      it->second.in_flight = false;
-      Result<RepoSnapshot> applied = car ? ingestor.resync_from_car(*car, did)
-                                         : Result<RepoSnapshot>(std::unexpected(car.error()));
-      if (car) std::string().swap(*car);  // the CAR is not held past its apply
-      if (applied) {
-        resyncs.erase(it);
-        failed.erase(did);
-      } else if (applied.error().code == ErrorCode::kPayloadTooLarge) {
-        // Over firehose.maxRepoBytes or maxRepoRecords: not tried again
-        // until the next start (the limits may have been raised by then).
-        if (!car) metrics_.repos_over_limit++;
-        spdlog::error("firehose: not resyncing {}: {}", did, applied.error().message);
-        (void)ingestor.abandon_resync(did);
-        resyncs.erase(it);
-        failed.erase(did);
-      } else if (++it->second.attempts >= options_.resync_attempts ||
-                 (!car && car.error().code == ErrorCode::kNotFound)) {
-        auto& later = failed[did];
-        const auto wait = std::min<Clock::duration>(
-            std::chrono::minutes(10) * (1 << std::min(later.rounds, 6)), std::chrono::hours(6));
-        ++later.rounds;
-        later.next = Clock::now() + wait;
-        spdlog::error("firehose: resync of {} failed {} times, trying again in {} minutes: {}", did,
-                      it->second.attempts,
-                      std::chrono::duration_cast<std::chrono::minutes>(wait).count(),
-                      applied.error().message);
-        (void)ingestor.abandon_resync(did);
-        resyncs.erase(it);
-      } else {
-        spdlog::warn("firehose: resync of {} failed (attempt {}): {}", did, it->second.attempts,
-                     applied.error().message);
-        it->second.next = Clock::now() + std::chrono::seconds(5 * it->second.attempts);
-      }
-    }
-    for (auto& [did, later] : failed) {
-      if (later.next > Clock::now() || resyncs.contains(did)) continue;
-      // Tried again; kept here until it succeeds (erased above) or fails again.
-      later.next = Clock::time_point::max();
-      ingestor.retry_resync(did);
-    }
-    metrics_.repos_pending = resyncs.size() - in_flight;
-    metrics_.repos_in_flight = in_flight;
-    metrics_.repos_failed = failed.size();
-    const bool listing_drained = [&] {
-      std::lock_guard lock(shared->discovered_mutex);
-      return shared->discovered.empty();
-    }();
-    if (!backfill_marked && shared->discovery_finished && listing_drained && resyncs.empty()) {
-      // The initial backfill is done: mark it in the index (unless the
-      // listing failed, so that the next start lists again).
-      backfill_marked = true;
-      metrics_.backfilling = false;
-      if (shared->discovery_ran && !shared->discovery_failed) {
-        schema::ApplyBatch mark;
-        mark.cursor = std::make_pair(std::string(kBackfillMark), std::int64_t{1});
-        (void)(*store)->apply(mark);
-      }
-      spdlog::info("firehose: backfill: done ({} repos listed, {} resynced, {} given up)",
-                   metrics_.backfill_discovered.load(), metrics_.resyncs_done.load(),
-                   metrics_.resyncs_failed.load());
-    }
-    if (const auto since = Clock::now() - last_stats; since > std::chrono::seconds(60)) {
-      const auto records = metrics_.repo_records_read.load();
-      metrics_.repo_records_per_second =
-          static_cast<std::uint64_t>(static_cast<double>(records - records_at_last_stats) /
-                                     std::chrono::duration<double>(since).count());
-      records_at_last_stats = records;
-      if (metrics_.backfilling || !resyncs.empty() || !failed.empty()) {
-        spdlog::info(
-            "firehose: backfill: {} repos done, {} pending, {} in flight, {} failed (tried again "
-            "later), {} records/s",
-            metrics_.resyncs_done.load(), metrics_.repos_pending.load(), in_flight, failed.size(),
-            metrics_.repo_records_per_second.load());
-      }
-      log_stats(metrics_);
-      last_stats = Clock::now();
-    }
-    if (shared->stopping && !item && shared->queue.size() == 0) break;
+  Indexer indexer(options_, metrics_, *shared, **store, ingestor);
+  while (indexer.step(pool)) {
   }
-  if (!try_flush()) spdlog::error("firehose: stopped with an unwritten batch; it will be replayed");
-  if (auto cursor = ingestor.resume_cursor())
-    spdlog::info("firehose: stopped at cursor {}", *cursor);
-  log_stats(metrics_);
+  indexer.finish();
   shared->indexing_done = true;
 }
 

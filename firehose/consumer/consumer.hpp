@@ -71,8 +71,10 @@ class FirehoseConsumer {
   // The subscribeRepos URL for a cursor.
   static std::string subscribe_url(const std::string& base, std::optional<std::int64_t> cursor);
 
- private:
+  // What the consumer's threads share (defined in consumer.cpp).
   struct Shared;
+
+ private:
   void connection_loop();
   void indexing_loop();
   void discovery_loop();

@@ -67,9 +67,7 @@ TEST(NodeTotal, TheMigrationCountsAnExistingIndexOnce) {
     ApplyBatch batch;
     for (int i = 0; i < 7; ++i) batch.ops.push_back(upsert({.rkey = "n" + std::to_string(i)}));
     ASSERT_TRUE(store->apply(batch).has_value());
-    ASSERT_TRUE(bulleted::testing::database_of(*store)
-                    .exec("DROP TABLE index_totals; PRAGMA user_version = 8;")
-                    .has_value());
+    ASSERT_TRUE(bulleted::testing::rewind_schema(*store, 8).has_value());
   }
   std::vector<MigrationProgress> steps;
   auto store = Store::open(

@@ -93,10 +93,7 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
     ASSERT_TRUE(node.has_value());
     EXPECT_EQ(node->record_bytes, node->record_json.size());
     // Back to schema 7.
-    ASSERT_TRUE(bulleted::testing::database_of(**store)
-                    .exec("ALTER TABLE nodes DROP COLUMN facets;"
-                          "ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 7;")
-                    .has_value());
+    ASSERT_TRUE(bulleted::testing::rewind_schema(**store, 7).has_value());
   }
   std::vector<MigrationProgress> steps;
   auto store = Store::open(

@@ -34,8 +34,14 @@ for path in sorted(root.glob("*/**/*.cpp")):
     if any(part in ("build", "build-asan", "build-fuzz", "tests", "bench", ".scratch") for part in path.parts):
         continue
     source = path.read_text()
-    literals = set(re.findall(r"(k\w+)(?:\[\])?\s*=\s*(?:R\")?\"", source))
-    literals |= set(re.findall(r"const char\*\s*(?:const\s+)?(k\w+)\s*=\s*(?:\n\s*)?\"", source))
+    # Named literals: the file's own and those of the project headers it
+    # includes (a room's shared statements).
+    defining = source
+    for header in re.findall(r'#include "([^"]+\.hpp)"', source):
+        if (root / header).is_file():
+            defining += (root / header).read_text()
+    literals = set(re.findall(r"(k\w+)(?:\[\])?\s*=\s*(?:R\")?\"", defining))
+    literals |= set(re.findall(r"const char\*\s*(?:const\s+)?(k\w+)\s*=\s*(?:\n\s*)?\"", defining))
     for match in CALL.finditer(source):
         arg = source[match.end():match.end() + 40]
         if arg.startswith(")"):  # a call without arguments (a method named alike)

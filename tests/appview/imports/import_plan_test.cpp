@@ -157,9 +157,9 @@ TEST(ImportPlanMigration, AnIndexWrittenBeforeGivesBackThePlansOfFinishedJobs) {
     ASSERT_TRUE(bulleted::testing::database_of(*store)
                     .exec("UPDATE import_jobs SET state = 'done', done = total"
                           " WHERE id = (SELECT id FROM import_jobs ORDER BY created_at, id"
-                          " LIMIT 1);"
-                          "PRAGMA user_version = 9;")
+                          " LIMIT 1);")
                     .has_value());
+    ASSERT_TRUE(bulleted::testing::rewind_schema(*store, 9).has_value());
   }
   std::vector<schema::MigrationProgress> steps;
   auto store = schema::Store::open(
@@ -168,6 +168,9 @@ TEST(ImportPlanMigration, AnIndexWrittenBeforeGivesBackThePlansOfFinishedJobs) {
   ASSERT_TRUE(store.has_value()) << store.error().message;
   ASSERT_FALSE(steps.empty());
   EXPECT_EQ(steps.front().version, 10);
+  // Schema 10's reports (later steps follow them).
+  std::erase_if(steps, [](const schema::MigrationProgress& step) { return step.version != 10; });
+  ASSERT_FALSE(steps.empty());
   EXPECT_TRUE(steps.back().finished);
   EXPECT_EQ(steps.back().total, 51) << "the finished job's rows, counted";
   EXPECT_EQ(steps.back().done, 51);
