@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
       state = state * 1664525u + 1013904223u;
       const double at = from + (to - from) * (static_cast<double>(state >> 8) / 16777216.0);
       appview::NeighbourIntent intent{
-          .parent_rkey = parent, .position = std::to_string(static_cast<std::int64_t>(size * at))};
+          .parent_rkey = parent,
+          .position = appview::PositionIntent::at(static_cast<std::int64_t>(size * at))};
       must(writer.create(*store, kDid, intent, {.text = "new"}), "create");
     });
   };

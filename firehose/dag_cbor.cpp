@@ -217,6 +217,12 @@ std::string encode_dag_cbor(const DagValue& value) {
   return out;
 }
 
+void append_dag_cbor(std::string& out, const DagValue& value) { encode_into(out, value); }
+
+void append_cbor_head(std::string& out, unsigned major, std::uint64_t argument) {
+  write_header(out, major, argument);
+}
+
 nlohmann::json to_json(const DagValue& value) {
   return std::visit(
       [](const auto& v) -> nlohmann::json {

@@ -96,6 +96,10 @@ Result<DagValue> read_dag_value(CborReader& reader, const CborItem& first, std::
 
 // Canonical DAG-CBOR bytes of `value` (map keys sorted, minimal headers).
 std::string encode_dag_cbor(const DagValue& value);
+// The same, appended to `out`; and one item's head (major type, argument)
+// in its shortest form: for writers that know their keys' order already.
+void append_dag_cbor(std::string& out, const DagValue& value);
+void append_cbor_head(std::string& out, unsigned major, std::uint64_t argument);
 
 // The JSON form of the data model.
 nlohmann::json to_json(const DagValue& value);

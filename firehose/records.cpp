@@ -150,6 +150,55 @@ std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_vi
   return schema::parse_node_record(DagRecordFields(*value));
 }
 
+Result<std::string> encode_record_block(const schema::NodeRecord& record) {
+  constexpr unsigned kText = 3;
+  constexpr unsigned kMap = 5;
+  constexpr char kTrue = static_cast<char>(0xF5);
+  std::optional<DagValue> facets;
+  if (record.facets.is_array()) {
+    // The data model's reader takes a record (an object): the facets go in one.
+    auto value = from_json(nlohmann::json{{"facets", record.facets}});
+    if (!value) return std::unexpected(value.error());
+    facets = *value->find("facets");
+  }
+  std::string out;
+  auto text = [&out](std::string_view value) {
+    append_cbor_head(out, kText, value.size());
+    out += value;
+  };
+  const std::size_t entries = 3 + (record.note ? 1 : 0) + (facets ? 1 : 0) +
+                              (record.parent ? 1 : 0) + (record.sort_key ? 1 : 0) +
+                              (record.completed ? 1 : 0);
+  append_cbor_head(out, kMap, entries);
+  if (record.note) {
+    text("note");
+    text(*record.note);
+  }
+  text("text");
+  text(record.text);
+  text("$type");
+  text(schema::kNodeCollection);
+  if (facets) {
+    text("facets");
+    append_dag_cbor(out, *facets);
+  }
+  if (record.parent) {
+    text("parent");
+    text(*record.parent);
+  }
+  if (record.sort_key) {
+    text("sortKey");
+    text(*record.sort_key);
+  }
+  if (record.completed) {
+    text("completed");
+    out.push_back(kTrue);
+  }
+  text("createdAt");
+  text(record.created_at);
+  return out;
+}
+
 Result<CommitRecords> commit_records(const CommitEvent& commit) {
   CommitRecords out;
   bool any = false;

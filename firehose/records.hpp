@@ -23,6 +23,14 @@ namespace bulleted::firehose {
 std::expected<schema::NodeRecord, std::string> parse_record_block(
     std::string_view block, DecodePath path = DecodePath::kBest);
 
+// The DAG-CBOR block of a node record, written from its fields in canonical
+// key order (note, text, $type, facets, parent, sortKey, completed,
+// createdAt: shorter keys first, then bytewise): the bytes
+// parse_record_block reads back, and what the record's CID is of. Only its
+// facets, checked already, pass through the data model; kInvalidRequest
+// if they do not fit it.
+Result<std::string> encode_record_block(const schema::NodeRecord& record);
+
 struct CommitRecords {
   std::vector<schema::RecordOp> ops;
   std::vector<std::string> rejected;  // one reason per rejected record

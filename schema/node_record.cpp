@@ -11,9 +11,7 @@
 #include "schema/syntax.hpp"
 
 namespace bulleted::schema {
-namespace {
-
-std::optional<std::string> check_text(std::string_view field, std::string_view text) {
+std::optional<std::string> text_field_error(std::string_view field, std::string_view text) {
   if (text.size() > kMaxTextBytes) {
     return std::string(field) + " is longer than 100000 bytes (" + std::to_string(text.size()) +
            ")";
@@ -25,8 +23,6 @@ std::optional<std::string> check_text(std::string_view field, std::string_view t
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 namespace {
 
@@ -154,14 +150,14 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
     }
   }
   const RecordField text = fields.get("text");
-  if (text.kind != Kind::kString) return std::unexpected("text is required");
-  if (auto reason = check_text("text", text.text)) return std::unexpected(*reason);
+  if (text.kind != Kind::kString) return std::unexpected(std::string(kTextRequired));
+  if (auto reason = text_field_error("text", text.text)) return std::unexpected(*reason);
   record.text = text.text;
 
   if (const RecordField note = fields.get("note");
       note.kind != Kind::kAbsent && note.kind != Kind::kNull) {
     if (note.kind != Kind::kString) return std::unexpected("note is not a string");
-    if (auto reason = check_text("note", note.text)) return std::unexpected(*reason);
+    if (auto reason = text_field_error("note", note.text)) return std::unexpected(*reason);
     record.note = std::string(note.text);
   }
   if (const RecordField parent = fields.get("parent");

@@ -88,6 +88,12 @@ std::optional<std::string> served_facets(const NodeRecord& record);
 // Parses and validates a record; the error is a reason for logs and counters.
 // Invalid facets are dropped (sanitize_facets), not a rejection.
 std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fields);
+// Why a text field's value (`field`: "text" or "note") breaks the lexicon's
+// limits (kMaxTextBytes, UTF-8, kMaxTextGraphemes), or none: what
+// parse_node_record says of it, for writers that hold the value already.
+std::optional<std::string> text_field_error(std::string_view field, std::string_view text);
+// A record without text: what parse_node_record and the writers say.
+inline constexpr std::string_view kTextRequired = "text is required";
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);
 
 // The record's JSON form, with $type, for storage and for writing to a PDS.

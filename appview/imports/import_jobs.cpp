@@ -108,7 +108,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   auto guard = locks.lock(did, {group});
   NeighbourIntent intent;
   intent.parent_rkey = request.parent_rkey;
-  intent.position = "last";
+  intent.position = PositionIntent::last();
   auto placement = place(store, did, intent, std::nullopt, planning_jitter());
   if (!placement) return std::unexpected(placement.error());
   root.parent = placement->parent_uri;
@@ -222,7 +222,7 @@ Result<void> place_root_again(schema::Store& store, const schema::ImportJobRow& 
   }
   NeighbourIntent intent;
   intent.parent_rkey = parent_rkey;
-  intent.position = "last";
+  intent.position = PositionIntent::last();
   auto placement = place(store, job.did, intent, first.rkey, planning_jitter());
   if (!placement) return std::unexpected(placement.error());
   first.record->sort_key = placement->sort_key;

@@ -102,7 +102,11 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
       op.rev = rev;
       if (writes[i].record) {
         op.cid = firehose::json_text((*results)[i - start], {"cid"});
-        if (op.cid.empty()) op.cid = record_cid(*writes[i].record);
+        if (op.cid.empty()) {
+          auto cid = record_cid(*writes[i].record);
+          if (!cid) return std::unexpected(cid.error());
+          op.cid = std::move(*cid);
+        }
         op.record = writes[i].record;
         committed.cids[op.rkey] = op.cid;
       }

@@ -84,36 +84,23 @@ Result<Bounds> resolve(schema::Store& store, const std::string& did, const std::
     bounds.lo = *previous;
     return bounds;
   }
-  const std::string position = intent.position.value_or("last");
-  if (position == "first") {
+  auto first_bounds = [&]() -> Result<Bounds> {
     auto first = adjacent(store, group, std::nullopt, false, moving);
     if (!first) return std::unexpected(first.error());
     bounds.hi = *first;
     return bounds;
-  }
+  };
   auto last_bounds = [&]() -> Result<Bounds> {
     auto last = adjacent(store, group, std::nullopt, true, moving);
     if (!last) return std::unexpected(last.error());
     bounds.lo = *last;
     return bounds;
   };
-  if (position == "last") return last_bounds();
-  std::int64_t index = 0;
-  auto [end, ec] = std::from_chars(position.data(), position.data() + position.size(), index);
-  if (ec == std::errc::result_out_of_range && end == position.data() + position.size() &&
-      position.find_first_not_of("0123456789") == std::string::npos) {
-    return last_bounds();  // an index no group can reach: past the end
-  }
-  if (ec != std::errc() || end != position.data() + position.size() || index < 0) {
-    return fail(ErrorCode::kInvalidRequest,
-                "position must be \"first\", \"last\" or a 0-based index");
-  }
-  if (index == 0) {
-    auto first = adjacent(store, group, std::nullopt, false, moving);
-    if (!first) return std::unexpected(first.error());
-    bounds.hi = *first;
-    return bounds;
-  }
+  const PositionIntent& position = intent.position;
+  if (position.kind == PositionIntent::Kind::kFirst) return first_bounds();
+  if (position.kind == PositionIntent::Kind::kLast) return last_bounds();
+  const std::int64_t index = position.index;
+  if (index <= 0) return first_bounds();
   // Positions count the other siblings: past the moving node's own place
   // (when it is in this group) indexes shift by one.
   std::optional<std::int64_t> own_index;
@@ -245,6 +232,21 @@ Result<Placement> attempt(schema::Store& store, const std::string& did, const st
 }
 
 }  // namespace
+
+Result<PositionIntent> PositionIntent::parse(std::string_view text) {
+  if (text == "first") return first();
+  if (text == "last") return last();
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return fail(ErrorCode::kInvalidRequest, std::string(kBadPosition));
+  }
+  std::int64_t index = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (ec == std::errc::result_out_of_range) return last();  // no group reaches it
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return fail(ErrorCode::kInvalidRequest, std::string(kBadPosition));
+  }
+  return at(index);
+}
 
 Error key_error(const ordering::KeyError& error) {
   switch (error.code) {

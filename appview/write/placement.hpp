@@ -28,11 +28,32 @@
 
 namespace bulleted::appview {
 
+// Where among its siblings a node goes when no neighbour is named: first,
+// last (the default), or at a 0-based index among the other siblings (past
+// the end: last). Read once from a request; placement only matches on it.
+struct PositionIntent {
+  enum class Kind { kFirst, kLast, kIndex };
+  Kind kind = Kind::kLast;
+  std::int64_t index = 0;  // kIndex only, >= 0
+
+  static PositionIntent first() { return {Kind::kFirst, 0}; }
+  static PositionIntent last() { return {Kind::kLast, 0}; }
+  static PositionIntent at(std::int64_t index) { return {Kind::kIndex, index}; }
+  // "first", "last" or a 0-based index in decimal digits (one past what an
+  // int64 holds is past every group's end: last); kInvalidRequest otherwise.
+  static Result<PositionIntent> parse(std::string_view text);
+  friend bool operator==(const PositionIntent&, const PositionIntent&) = default;
+};
+
+// The refusal of a position that is none of the above.
+inline constexpr std::string_view kBadPosition =
+    "position must be \"first\", \"last\" or a 0-based index";
+
 struct NeighbourIntent {
   std::optional<std::string> parent_rkey;  // nullopt: top level
   std::optional<std::string> after_rkey;
   std::optional<std::string> before_rkey;
-  std::optional<std::string> position;  // "first", "last" (default) or a 0-based index
+  PositionIntent position;
 };
 
 struct Placement {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <set>
 
-#include "firehose/dag_cbor.hpp"
+#include "firehose/records.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/datetime.hpp"
 #include "schema/sqlite.hpp"
@@ -33,14 +33,14 @@ Result<schema::NodeRecord> current_record(schema::Store& store, const std::strin
   return std::move(*record);
 }
 
-Result<void> check_text(const NodeFields& fields) {
-  // The same limits as records from the network, with the same reasons.
-  schema::NodeRecord probe;
-  probe.text = fields.text.value_or("x");
-  probe.note = fields.note;
-  probe.created_at = "2026-01-01T00:00:00.000Z";
-  if (auto parsed = schema::parse_node_record(schema::to_json(probe)); !parsed) {
-    return fail(ErrorCode::kInvalidRequest, parsed.error());
+// The fields' texts against the lexicon's limits, with the reasons
+// records from the network get.
+Result<void> check_texts(const NodeFields& fields) {
+  for (const auto& [name, value] : {std::pair{"text", &fields.text}, {"note", &fields.note}}) {
+    if (!*value) continue;
+    if (auto reason = schema::text_field_error(name, **value)) {
+      return fail(ErrorCode::kInvalidRequest, *reason);
+    }
   }
   return {};
 }
@@ -84,9 +84,10 @@ std::string next_rev(schema::Store& store, ordering::TidClock& clock, const std:
 
 }  // namespace
 
-std::string record_cid(const schema::NodeRecord& record) {
-  auto value = firehose::from_json(schema::to_json(record));
-  return firehose::Cid::of_dag_cbor(firehose::encode_dag_cbor(*value)).str();
+Result<std::string> record_cid(const schema::NodeRecord& record) {
+  auto block = firehose::encode_record_block(record);
+  if (!block) return std::unexpected(block.error());
+  return firehose::Cid::of_dag_cbor(*block).str();
 }
 
 Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did,
@@ -102,7 +103,9 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
     op.rkey = write.rkey;
     op.rev = committed.rev;
     if (write.record) {
-      op.cid = record_cid(*write.record);
+      auto cid = record_cid(*write.record);
+      if (!cid) return std::unexpected(cid.error());
+      op.cid = std::move(*cid);
       op.record = *write.record;
       committed.cids[write.rkey] = op.cid;
     }
@@ -221,8 +224,8 @@ void Writer::run_creates(schema::Store& store, const std::string& did, const std
 
 Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
                                    const NeighbourIntent& intent, const NodeFields& fields) {
-  if (!fields.text) return fail(ErrorCode::kInvalidRequest, "text is required");
-  if (auto r = check_text(fields); !r) return std::unexpected(r.error());
+  if (!fields.text) return fail(ErrorCode::kInvalidRequest, std::string(schema::kTextRequired));
+  if (auto r = check_texts(fields); !r) return std::unexpected(r.error());
   const std::string group = schema::target_group(did, intent.parent_rkey);
   const std::string rkey = clock_.next().str();
   // Placed and committed through `on`: the store of whichever thread runs it.
@@ -304,9 +307,7 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
 
 Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
                                    const std::string& rkey, const NodeFields& fields) {
-  if (fields.text || fields.note) {
-    if (auto r = check_text(fields); !r) return std::unexpected(r.error());
-  }
+  if (auto r = check_texts(fields); !r) return std::unexpected(r.error());
   auto existing = store.read().node(did, rkey);
   if (!existing) return std::unexpected(existing.error());
   auto guard = lock(did, {existing->group});

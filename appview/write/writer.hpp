@@ -177,7 +177,7 @@ class Writer {
 };
 
 // The CID of a record as its owner's repo would compute it (DAG-CBOR,
-// sha2-256).
-std::string record_cid(const schema::NodeRecord& record);
+// sha2-256, of firehose::encode_record_block).
+Result<std::string> record_cid(const schema::NodeRecord& record);
 
 }  // namespace bulleted::appview

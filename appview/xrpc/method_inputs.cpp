@@ -43,11 +43,6 @@ Result<NeighbourIntent> intent_of(const Body& body) {
   intent.after_rkey = *after;
   intent.before_rkey = *before;
   intent.position = *position;
-  if (intent.position && *intent.position != "first" && *intent.position != "last" &&
-      intent.position->find_first_not_of("0123456789") != std::string::npos) {
-    return fail(ErrorCode::kInvalidRequest,
-                "position must be \"first\", \"last\" or a 0-based index");
-  }
   return intent;
 }
 

@@ -76,16 +76,16 @@ class Body {
     }
     return value;
   }
-  // "first", "last", or a 0-based index given as a number or a string.
-  Result<std::optional<std::string>> position() const {
+  // "first", "last", or a 0-based index given as a number or a string;
+  // absent: last.
+  Result<PositionIntent> position() const {
     const nlohmann::json* it = json_.find("position");
-    if (it == nullptr || it->is_null()) return std::optional<std::string>();
+    if (it == nullptr || it->is_null()) return PositionIntent::last();
     if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
-      return std::optional<std::string>(std::to_string(it->get<std::int64_t>()));
+      return PositionIntent::at(it->get<std::int64_t>());
     }
-    if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
-    return fail(ErrorCode::kInvalidRequest,
-                "position must be \"first\", \"last\" or a 0-based index");
+    if (it->is_string()) return PositionIntent::parse(it->get_ref<const std::string&>());
+    return fail(ErrorCode::kInvalidRequest, std::string(kBadPosition));
   }
 
  private:

@@ -13,16 +13,16 @@ TEST_F(IndexAbuseTest, AnIndexPastTheEndMeansLast) {
   create({}, "one");
   create({}, "two");
   NeighbourIntent past;
-  past.position = "5";
+  past.position = *PositionIntent::parse("5");
   create(past, "past the end");
   NeighbourIntent huge;
-  huge.position = "9223372036854775807";
+  huge.position = *PositionIntent::parse("9223372036854775807");
   create(huge, "largest index");
   NeighbourIntent larger;
-  larger.position = "99999999999999999999999";
+  larger.position = *PositionIntent::parse("99999999999999999999999");
   create(larger, "beyond any integer");
   NeighbourIntent exact;
-  exact.position = "1";
+  exact.position = *PositionIntent::parse("1");
   create(exact, "second");
   EXPECT_EQ(top_texts(), (std::vector<std::string>{"one", "second", "two", "past the end",
                                                    "largest index", "beyond any integer"}));

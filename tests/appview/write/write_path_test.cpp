@@ -69,10 +69,16 @@ TEST_F(WritePathTest, PlacementVectors) {
     }
     NeighbourIntent intent;
     const std::string& said = line.fields[1];
-    if (said == "last" || said == "first") {
-      intent.position = said;
-    } else if (said.starts_with("pos:")) {
-      intent.position = said.substr(4);
+    // A position is read before placement, as a request's is: one it
+    // refuses is the vector's answer.
+    std::optional<Error> refused;
+    if (said == "last" || said == "first" || said.starts_with("pos:")) {
+      auto position = PositionIntent::parse(said.starts_with("pos:") ? said.substr(4) : said);
+      if (position) {
+        intent.position = *position;
+      } else {
+        refused = position.error();
+      }
     } else {
       for (const auto& part : split(said, ',')) {
         if (part.starts_with("after:")) intent.after_rkey = part.substr(6);
@@ -83,7 +89,8 @@ TEST_F(WritePathTest, PlacementVectors) {
         line.fields[2] == "-" ? std::nullopt : std::optional<std::string>(line.fields[2]);
     auto jitter = ordering::Mulberry32::from_seed(7);
     const auto before = order();
-    auto placed = place(*store_, kDid, intent, moving, jitter);
+    auto placed = refused ? Result<Placement>(std::unexpected(*refused))
+                          : place(*store_, kDid, intent, moving, jitter);
     const std::string& expected = line.fields[3];
     if (expected.starts_with("error:")) {
       ASSERT_FALSE(placed.has_value()) << "placed at " << placed->sort_key;
@@ -176,7 +183,7 @@ TEST_F(WritePathTest, TheWriterRetriesOnceWhenTheRepoChangedThenGivesUp) {
   ChangingRepoSink move_twice(clock_, 2);
   Writer mover(locks_, clock_, move_twice);
   NeighbourIntent first;
-  first.position = "first";
+  first.position = PositionIntent::first();
   EXPECT_EQ(mover.move(*store_, kDid, made->rkey, first).error().code, ErrorCode::kStaleNeighbours);
 }
 
@@ -267,7 +274,7 @@ TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
         if (i % 7 == 3) {
           intent.after_rkey = "3zzzzzzzzzzzz";  // no such sibling
         } else {
-          intent.position = std::to_string(random() % 30);
+          intent.position = PositionIntent::at(random() % 30);
         }
         auto made_one = own.create(**store, kDid, intent, {.text = "t" + std::to_string(t)});
         if (made_one) {
