@@ -19,7 +19,9 @@ class BoundedQueue {
   // Blocks until there is room or the queue is closed; false when closed.
   bool push(T item) {
     std::unique_lock lock(mutex_);
+    ++blocked_;
     not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    --blocked_;
     if (closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -53,12 +55,19 @@ class BoundedQueue {
     return items_.size();
   }
 
+  // Pushes inside push() now: waiting for room, or about to take it.
+  std::size_t pushes_waiting() const {
+    std::lock_guard lock(mutex_);
+    return blocked_;
+  }
+
  private:
   const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable not_full_;
   std::condition_variable not_empty_;
   std::deque<T> items_;
+  std::size_t blocked_ = 0;
   bool closed_ = false;
 };
 

@@ -60,6 +60,7 @@ int Checkpointer::on_commit(void* self, sqlite3* /*db*/, const char* /*schema*/,
     {
       std::lock_guard lock(checkpointer->mutex_);
       checkpointer->due_ = true;
+      ++checkpointer->asks_;
     }
     checkpointer->wake_.notify_one();
   }
@@ -73,6 +74,7 @@ void Checkpointer::run() {
     wake_.wait(lock, [this] { return due_ || stopping_; });
     if (stopping_) break;
     due_ = false;
+    running_ = true;
     lock.unlock();
     if (db == nullptr) db = open_connection(path_);
     int wal_frames = 0;
@@ -91,9 +93,21 @@ void Checkpointer::run() {
       asked_at_ = 0;
     }
     lock.lock();
+    running_ = false;
+    idle_.notify_all();
   }
   lock.unlock();
   sqlite3_close(db);
+}
+
+std::uint64_t Checkpointer::asks() const {
+  std::lock_guard lock(mutex_);
+  return asks_;
+}
+
+void Checkpointer::wait_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return stopping_ || (!due_ && !running_); });
 }
 
 void Checkpointer::before_write() {

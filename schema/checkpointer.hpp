@@ -72,6 +72,10 @@ class Checkpointer {
   // those that could not (the lock or a reader was held too long).
   std::uint64_t restarts() const { return restarts_.load(); }
   std::uint64_t failed_restarts() const { return failed_restarts_.load(); }
+  // The times a commit asked for a checkpoint (runs may take several at once).
+  std::uint64_t asks() const;
+  // Until no checkpoint is asked for or running (for tests and a clean stop).
+  void wait_idle();
   CheckpointCounts counts() const {
     return {runs_.load(), partial_runs_.load(), restarts_.load(), failed_restarts_.load()};
   }
@@ -83,10 +87,13 @@ class Checkpointer {
   bool restart(sqlite3* db);
 
   const std::string path_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable idle_;
   bool due_ = false;
+  bool running_ = false;
   bool stopping_ = false;
+  std::uint64_t asks_ = 0;
   // The WAL's size (pages) when the last checkpoint was asked for.
   std::atomic<int> asked_at_{0};
   std::atomic<std::uint64_t> runs_{0};

@@ -213,6 +213,10 @@ class WorkQueue {
     ready_.notify_one();
     return true;
   }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return work_.size();
+  }
   void stop() {
     {
       std::lock_guard lock(mutex_);
@@ -242,7 +246,7 @@ class WorkQueue {
 
   std::size_t max_queued_;
   int threads_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> work_;
   bool stopping_ = false;
@@ -364,13 +368,16 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     finished();
   }
 
+  std::chrono::steady_clock::time_point now() const {
+    return options.clock ? options.clock() : std::chrono::steady_clock::now();
+  }
+
   void dispatch(http_request request, HttpRequest in, Lane lane) {
     const HttpRequestHead head = in;
     auto job = [self = shared_from_this(), request, in = std::move(in), lane,
-                queued = std::chrono::steady_clock::now()]() mutable {
+                queued = now()]() mutable {
       if (self->options.waited) {
-        self->options.waited(
-            lane, std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
+        self->options.waited(lane, std::chrono::duration<double>(self->now() - queued).count());
       }
       self->serve(request, std::move(in));
     };
@@ -519,6 +526,11 @@ HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
 HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
 
 std::size_t HttpServer::in_flight() const { return state_->in_flight.load(); }
+
+std::size_t HttpServer::queued(Lane lane) const {
+  const auto& queue = lane == Lane::kOperators ? state_->operators : state_->requests;
+  return queue ? queue->size() : 0;
+}
 
 Result<void> HttpServer::start() {
   auto state = state_;

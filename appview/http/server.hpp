@@ -126,6 +126,8 @@ struct HttpServerOptions {
   // its lane and the seconds it waited in that lane's queue (from the head
   // or, with a body, from the body's end). Must be quick.
   std::function<void(Lane, double)> waited;
+  // The clock those waits are measured on; unset: the steady clock.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -152,6 +154,8 @@ class HttpServer {
   // up to `grace` for in-flight requests, then closes the listener.
   void stop(std::chrono::milliseconds grace);
   std::size_t in_flight() const;
+  // Requests waiting in a lane's queue for a worker.
+  std::size_t queued(Lane lane) const;
 
  private:
   struct State;

@@ -55,11 +55,7 @@ TEST(Checkpointer, CopiesTheWalIntoTheFileOffTheWritersThread) {
   write_nodes(**store);
   // The writer's commits only woke the thread; the pages reach the file once
   // it has run.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while ((checkpointer->runs() == before || std::filesystem::file_size(path) < 8'000'000) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  checkpointer->wait_idle();
   EXPECT_GT(checkpointer->runs(), before);
   EXPECT_GE(std::filesystem::file_size(path), 8'000'000u);
   // Everything is there for a new connection.
@@ -89,17 +85,13 @@ TEST(Checkpointer, AWalThatCannotBeReusedIsCheckpointedOnceEveryThousandPagesNot
   const auto wal_bytes = std::filesystem::file_size(path + "-wal");
   const auto wal_pages = (wal_bytes - 32) / (4096 + 24);
   ASSERT_GT(wal_pages, 3u * Checkpointer::kWalPages) << "the WAL grew past several thresholds";
-  // Waits for the last run asked for, then counts.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  auto runs = checkpointer->runs();
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (checkpointer->runs() == runs) break;
-    runs = checkpointer->runs();
-  }
+  // Once the last run asked for is done, counts the asks and the runs.
+  checkpointer->wait_idle();
+  const auto runs = checkpointer->runs();
   EXPECT_GE(runs, 1u);
-  EXPECT_LE(runs, wal_pages / Checkpointer::kWalPages + 1)
-      << "a checkpoint for each of " << commits << " commits past the threshold";
+  EXPECT_LE(checkpointer->asks(), wal_pages / Checkpointer::kWalPages + 1)
+      << "a checkpoint asked for at each of " << commits << " commits past the threshold";
+  EXPECT_LE(runs, checkpointer->asks());
   ASSERT_TRUE(bulleted::testing::database_of(**reader).exec("COMMIT").has_value());
 }
 
