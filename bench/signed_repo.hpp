@@ -34,6 +34,8 @@ class SignedRepo {
   const std::string& did() const { return did_; }
   const firehose::PrivateKey& key() const { return key_; }
   const std::optional<std::string>& rev() const { return rev_; }
+  // The last commit's CID.
+  const std::optional<firehose::Cid>& head() const { return commit_; }
   std::optional<firehose::Cid> current(const std::string& path) const {
     auto it = records_.find(path);
     if (it == records_.end()) return std::nullopt;

@@ -135,7 +135,7 @@ std::optional<std::string> IdentityResolver::cached(const std::string& key) {
   std::lock_guard lock(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end()) return std::nullopt;
-  if (it->second.expires <= std::chrono::steady_clock::now()) {
+  if (it->second.expires <= now()) {
     cache_.erase(it);
     return std::nullopt;
   }
@@ -145,7 +145,7 @@ std::optional<std::string> IdentityResolver::cached(const std::string& key) {
 void IdentityResolver::remember(const std::string& key, const std::string& value) {
   std::lock_guard lock(mutex_);
   if (cache_.size() > 100'000) cache_.clear();  // a bound, not a policy
-  cache_[key] = Entry{value, std::chrono::steady_clock::now() + options_.cache_ttl};
+  cache_[key] = Entry{value, now() + options_.cache_ttl};
 }
 
 Result<std::string> IdentityResolver::resolve_handle(const std::string& raw) {
@@ -230,10 +230,10 @@ Result<nlohmann::json> IdentityResolver::read_document(const std::string& did) {
   // Whatever the caller asked for, keep both answers the document gives.
   if (auto endpoint = pds_endpoint(*document, did)) remember("pds:" + did, *endpoint);
   if (auto key = signing_key(*document, did)) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto at = now();
     std::lock_guard lock(mutex_);
     if (keys_.size() > 100'000) keys_.clear();  // a bound, not a policy
-    keys_.insert_or_assign(did, KeyEntry{*key, now + options_.cache_ttl, now});
+    keys_.insert_or_assign(did, KeyEntry{*key, at + options_.cache_ttl, at});
   }
   return document;
 }
@@ -251,9 +251,9 @@ Result<firehose::PublicKey> IdentityResolver::key(const std::string& did, bool f
     std::lock_guard lock(mutex_);
     auto it = keys_.find(did);
     if (it != keys_.end()) {
-      const auto now = std::chrono::steady_clock::now();
-      const bool recent = now - it->second.read < options_.refresh_interval;
-      if ((!fresh && it->second.expires > now) || (fresh && recent)) return it->second.key;
+      const auto at = now();
+      const bool recent = at - it->second.read < options_.refresh_interval;
+      if ((!fresh && it->second.expires > at) || (fresh && recent)) return it->second.key;
     }
   }
   auto document = read_document(did);
@@ -264,7 +264,7 @@ Result<firehose::PublicKey> IdentityResolver::key(const std::string& did, bool f
 std::optional<firehose::PublicKey> IdentityResolver::cached_key(const std::string& did) {
   std::lock_guard lock(mutex_);
   auto it = keys_.find(did);
-  if (it == keys_.end() || it->second.expires <= std::chrono::steady_clock::now()) {
+  if (it == keys_.end() || it->second.expires <= now()) {
     return std::nullopt;
   }
   return it->second.key;

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,8 @@ struct IdentityOptions {
   // may be http and private: test networks only. The resolver's Fetcher
   // carries its own copy of this setting.
   bool allow_private_addresses = false;
+  // The clock of the cache and of re-reads; unset: the steady clock.
+  std::function<std::chrono::steady_clock::time_point()> now;
 };
 
 class IdentityResolver final : public firehose::RepoKeys {
@@ -85,6 +88,9 @@ class IdentityResolver final : public firehose::RepoKeys {
     std::string value;
     std::chrono::steady_clock::time_point expires;
   };
+  std::chrono::steady_clock::time_point now() const {
+    return options_.now ? options_.now() : std::chrono::steady_clock::now();
+  }
   std::optional<std::string> cached(const std::string& key);
   void remember(const std::string& key, const std::string& value);
 

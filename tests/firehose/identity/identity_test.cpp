@@ -6,6 +6,10 @@
 #include <openssl/ec.h>
 #include <openssl/obj_mac.h>
 
+#include <atomic>
+
+#include "tests/support/fake_identity.hpp"
+
 namespace bulleted::identity {
 namespace {
 
@@ -133,6 +137,79 @@ TEST(IdentityTest, HandlesAreResolvedOnlyAtHostsTheNetworkPolicyAllows) {
   ASSERT_TRUE(resolved.has_value()) << resolved.error().message;
   EXPECT_EQ(*resolved, "did:plc:ewvi7nxzyoun6zhxrhs64oiz");
   EXPECT_EQ(client->last, "https://alice.localhost/.well-known/atproto-did");
+}
+
+// The resolver over a directory without a network, on a clock the test moves.
+class IdentityCacheTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kAlice = "did:plc:alicealicealicealicealic";
+
+  void SetUp() override {
+    directory_.put(kAlice, "https://pds.one.test", first_.public_key());
+    resolver_ = directory_.resolver({.cache_ttl = std::chrono::seconds(3600),
+                                     .refresh_interval = std::chrono::seconds(60),
+                                     .now = [this] { return now(); }});
+  }
+  std::chrono::steady_clock::time_point now() const {
+    return std::chrono::steady_clock::time_point(std::chrono::seconds(seconds_.load()));
+  }
+
+  testing::FakeIdentityDirectory directory_;
+  firehose::PrivateKey first_ = firehose::PrivateKey::generate(firehose::KeyCurve::kSecp256k1);
+  firehose::PrivateKey second_ = firehose::PrivateKey::generate(firehose::KeyCurve::kSecp256k1);
+  std::atomic<std::int64_t> seconds_{100'000};
+  std::unique_ptr<IdentityResolver> resolver_;
+};
+
+TEST_F(IdentityCacheTest, OneReadOfADocumentAnswersItsPdsAndItsKeyUntilItsTtl) {
+  EXPECT_EQ(resolver_->pds_of(kAlice).value(), "https://pds.one.test");
+  EXPECT_TRUE(resolver_->key(kAlice, false).value() == first_.public_key());
+  EXPECT_TRUE(resolver_->cached_key(kAlice).has_value());
+  EXPECT_EQ(directory_.reads(kAlice), 1) << "the key came with the PDS";
+  seconds_ += 3599;
+  EXPECT_EQ(resolver_->pds_of(kAlice).value(), "https://pds.one.test");
+  EXPECT_EQ(directory_.reads(kAlice), 1);
+  // The TTL passes; the account moved to another PDS meanwhile.
+  directory_.put(kAlice, "https://pds.two.test", first_.public_key());
+  seconds_ += 1;
+  EXPECT_FALSE(resolver_->cached_key(kAlice).has_value()) << "an expired key is not handed out";
+  EXPECT_EQ(resolver_->pds_of(kAlice).value(), "https://pds.two.test");
+  EXPECT_EQ(directory_.reads(kAlice), 2);
+}
+
+TEST_F(IdentityCacheTest, AnIdentityEventDropsWhatIsCachedOfTheDid) {
+  ASSERT_TRUE(resolver_->key(kAlice, false).has_value());
+  directory_.put(kAlice, "https://pds.one.test", second_.public_key());  // a key rotation
+  EXPECT_TRUE(resolver_->key(kAlice, false).value() == first_.public_key()) << "still cached";
+  resolver_->forget(kAlice);
+  EXPECT_FALSE(resolver_->cached_key(kAlice).has_value());
+  EXPECT_TRUE(resolver_->key(kAlice, false).value() == second_.public_key());
+  EXPECT_EQ(directory_.reads(kAlice), 2);
+}
+
+TEST_F(IdentityCacheTest, AFreshKeyIsReadAgainAtMostOnceAMinute) {
+  ASSERT_TRUE(resolver_->key(kAlice, false).has_value());
+  directory_.put(kAlice, "https://pds.one.test", second_.public_key());
+  // A signature failed: the caller asks for the key fresh. Right after the
+  // read it is what was read (a forged frame cannot make the resolver read
+  // again and again).
+  EXPECT_TRUE(resolver_->key(kAlice, true).value() == first_.public_key());
+  EXPECT_EQ(directory_.reads(kAlice), 1);
+  seconds_ += 60;
+  EXPECT_TRUE(resolver_->key(kAlice, true).value() == second_.public_key());
+  EXPECT_EQ(directory_.reads(kAlice), 2);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(resolver_->key(kAlice, true).has_value());
+  EXPECT_EQ(directory_.reads(kAlice), 2);
+}
+
+TEST_F(IdentityCacheTest, AnUnknownDidIsNotFoundAndNothingIsCached) {
+  const std::string nobody = "did:plc:nobodynobodynobodynobody";
+  auto key = resolver_->key(nobody, false);
+  ASSERT_FALSE(key.has_value());
+  EXPECT_EQ(key.error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(resolver_->cached_key(nobody).has_value());
+  directory_.withdraw(kAlice);
+  EXPECT_EQ(resolver_->pds_of(kAlice).error().code, ErrorCode::kNotFound);
 }
 
 }  // namespace
