@@ -16,6 +16,7 @@
 #include "appview/imports/job_sinks.hpp"
 #include "appview/logging.hpp"
 #include "appview/xrpc/api.hpp"
+#include "appview/xrpc/faults.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/cid.hpp"
 #include "firehose/consumer/consumer.hpp"
@@ -168,7 +169,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // Health and readiness answer from what this thread last read, at once.
   appview::DatabaseProbe database(config->db_path, config->busy_timeout_ms);
   database.start();
-  context.database = &database;
+  context.services.database = &database;
   // Imports run on a thread of their own, resuming unfinished jobs.
   appview::ImportRunner imports(config->db_path, config->busy_timeout_ms,
                                 [&](schema::Store& store, const schema::ImportJobRow& job) {
@@ -177,26 +178,31 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                                 });
   imports.use_locks(&context.locks);
   imports.start();
-  context.firehose = consumer ? &metrics : nullptr;
-  context.pds = pds.get();
-  context.oauth = oauth.get();
-  context.imports = &imports;
+  context.services.firehose = consumer ? &metrics : nullptr;
+  context.services.pds = pds.get();
+  context.services.oauth = oauth.get();
+  context.services.imports = &imports;
   // com.atproto.identity.resolveHandle, sign-ins and service auth share the
   // resolver (one cache) and its fetcher's gate.
-  context.identity = &identity;
-  context.outbound = &outbound;
+  context.services.identity = &identity;
+  context.services.outbound = &outbound;
   // Service auth: JWTs for this app view's DID, keys from the same resolver.
   std::unique_ptr<appview::ServiceAuth> service_auth;
   if (config->service_did) {
     service_auth = std::make_unique<appview::ServiceAuth>(
         appview::ServiceAuthOptions{.service_did = *config->service_did}, identity);
-    context.service_auth = service_auth.get();
+    context.services.service_auth = service_auth.get();
     spdlog::info("service auth: accepting JWTs for {}", *config->service_did);
   }
-  if (const char* faults = std::getenv("BULLETED_FAULT_INJECTION");
-      faults != nullptr && std::string(faults) == "1") {
+  // The end-to-end tests' fault injection (appview/xrpc/faults.hpp), behind
+  // its one switch: decorates the writes' services and the handler.
+  std::unique_ptr<appview::InjectedFaults> faults;
+  if (const char* on = std::getenv("BULLETED_FAULT_INJECTION");
+      on != nullptr && std::string(on) == "1") {
     spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
-    context.fault_injection = true;
+    faults =
+        std::make_unique<appview::InjectedFaults>(context.writes(), pds ? &pds->sessions : nullptr);
+    context.services.writes = faults.get();
   }
   appview::Api api(context);
   appview::HttpServerOptions http;
@@ -213,8 +219,11 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     context.metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests",
                                 seconds);
   };
-  appview::HttpServer server(
-      http, [&api](const appview::HttpRequest& request) { return api.handle(request); });
+  appview::HttpHandler handler = [&api](const appview::HttpRequest& request) {
+    return api.handle(request);
+  };
+  if (faults) handler = faults->decorate(std::move(handler));
+  appview::HttpServer server(http, std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
   if (auto r = server.start(); !r) {
     spdlog::error("{}", r.error().message);

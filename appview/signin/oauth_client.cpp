@@ -83,9 +83,9 @@ Result<OAuthGrant> OAuthGrant::from_json(const json& value) {
   return grant;
 }
 
-Result<std::vector<ClientKey>> load_client_keys(const std::optional<std::string>& key_file,
-                                                schema::Store& store, const SecretBox& box) {
-  std::vector<ClientKey> keys;
+Result<std::vector<OAuthSigningKey>> load_client_keys(const std::optional<std::string>& key_file,
+                                                      schema::Store& store, const SecretBox& box) {
+  std::vector<OAuthSigningKey> keys;
   if (key_file) {
     std::ifstream in(*key_file);
     if (!in) return fail(ErrorCode::kInvalidRequest, "cannot read auth.oauthKeyFile " + *key_file);
@@ -134,7 +134,7 @@ Result<std::vector<ClientKey>> load_client_keys(const std::optional<std::string>
   return keys;
 }
 
-OAuthClient::OAuthClient(OAuthClientOptions options, std::vector<ClientKey> keys,
+OAuthClient::OAuthClient(OAuthClientOptions options, std::vector<OAuthSigningKey> keys,
                          std::shared_ptr<identity::Fetcher> fetcher,
                          std::shared_ptr<firehose::XrpcClient> resources,
                          identity::IdentityResolver& identity, SecretBox box,

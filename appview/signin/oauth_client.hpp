@@ -51,7 +51,7 @@ inline constexpr std::string_view kOAuthScope = "atproto repo:app.bulleted.node"
 inline constexpr std::int64_t kSignInSeconds = 600;
 
 // A key the client signs its assertions with; `kid` names it in the JWKS.
-struct ClientKey {
+struct OAuthSigningKey {
   std::string kid;
   firehose::PrivateKey key;
 };
@@ -60,8 +60,8 @@ struct ClientKey {
 // first signs, all are published, so a new key can be published beside the
 // old one), else the one generated at first start and stored sealed in the
 // database.
-Result<std::vector<ClientKey>> load_client_keys(const std::optional<std::string>& key_file,
-                                                schema::Store& store, const SecretBox& box);
+Result<std::vector<OAuthSigningKey>> load_client_keys(const std::optional<std::string>& key_file,
+                                                      schema::Store& store, const SecretBox& box);
 
 // What a session needs of its authorization server, sealed beside its tokens.
 struct OAuthGrant {
@@ -107,7 +107,7 @@ struct SignedIn {
 class OAuthClient {
  public:
   // `fetcher` reaches authorization servers; `resources` the users' PDSes.
-  OAuthClient(OAuthClientOptions options, std::vector<ClientKey> keys,
+  OAuthClient(OAuthClientOptions options, std::vector<OAuthSigningKey> keys,
               std::shared_ptr<identity::Fetcher> fetcher,
               std::shared_ptr<firehose::XrpcClient> resources, identity::IdentityResolver& identity,
               SecretBox box, std::function<std::int64_t()> now = {});
@@ -176,7 +176,7 @@ class OAuthClient {
   OAuthClientOptions options_;
   std::string client_id_;
   std::string redirect_uri_;
-  std::vector<ClientKey> keys_;
+  std::vector<OAuthSigningKey> keys_;
   std::shared_ptr<identity::Fetcher> fetcher_;
   std::shared_ptr<firehose::XrpcClient> resources_;
   identity::IdentityResolver& identity_;

@@ -68,10 +68,6 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     if (!swap) return std::unexpected(swap.error());
     head = *swap;
   }
-  if (options.swap && faults_ != nullptr && faults_->swap_failures > 0) {
-    --faults_->swap_failures;
-    head = firehose::Cid::of_dag_cbor("\xa0").str();  // the CID of {}: no commit
-  }
   Committed committed;
   for (std::size_t start = 0; start < writes.size(); start += kMaxWritesPerCommit) {
     const std::size_t end = std::min(writes.size(), start + kMaxWritesPerCommit);

@@ -41,14 +41,14 @@ class RepoHeads {
 class PdsSink final : public RecordSink {
  public:
   PdsSink(PdsSessions& sessions, PdsSession& session, RepoHeads& heads,
-          firehose::WrittenRevs& written, PlacementFaults* faults = nullptr)
-      : sessions_(sessions), session_(session), heads_(heads), written_(written), faults_(faults) {}
+          firehose::WrittenRevs& written)
+      : sessions_(sessions), session_(session), heads_(heads), written_(written) {}
 
   Result<Committed> commit(schema::Store& store, const std::string& did,
                            const std::vector<RecordWrite>& writes,
                            const CommitOptions& options = {}) override;
   Result<void> refresh(schema::Store& store, const std::string& did) override;
-  std::string repo_lock(const std::string& did) const override { return "\x01writes " + did; }
+  RepoWrites repo_writes() const override { return RepoWrites::kOneAtATime; }
   Result<bool> holds(schema::Store& store, const std::string& did,
                      const std::string& rkey) override;
 
@@ -60,7 +60,6 @@ class PdsSink final : public RecordSink {
   PdsSession& session_;
   RepoHeads& heads_;
   firehose::WrittenRevs& written_;
-  PlacementFaults* faults_;
 };
 
 // What pds mode adds: sessions, and the repo heads and revs this app view

@@ -318,7 +318,7 @@ GroupLocks::Guard GroupLocks::lock(std::vector<std::string> groups) {
 }
 
 GroupLocks::Guard GroupLocks::lock(const std::string& did, std::vector<std::string> groups,
-                                   TreeAccess tree) {
+                                   TreeAccess tree, RepoWrites repo) {
   auto tree_mutex = mutex_of(trees_, did);
   std::shared_lock<std::shared_mutex> shared;
   std::unique_lock<std::shared_mutex> exclusive;
@@ -327,10 +327,18 @@ GroupLocks::Guard GroupLocks::lock(const std::string& did, std::vector<std::stri
   } else {
     exclusive = std::unique_lock(*tree_mutex);
   }
+  std::shared_ptr<std::mutex> repo_mutex;
+  std::unique_lock<std::mutex> repo_lock;
+  if (repo == RepoWrites::kOneAtATime) {
+    repo_mutex = mutex_of(repos_, did);
+    repo_lock = std::unique_lock(*repo_mutex);
+  }
   Guard guard = lock(std::move(groups));
   guard.tree_keep_ = std::move(tree_mutex);
   guard.shared_ = std::move(shared);
   guard.exclusive_ = std::move(exclusive);
+  guard.repo_keep_ = std::move(repo_mutex);
+  guard.repo_ = std::move(repo_lock);
   return guard;
 }
 

@@ -65,12 +65,11 @@ struct Placement {
   int retries = 0;
 };
 
-// Deterministic fault injection for tests: the next `stale_reads` neighbour
-// reads report stale captured neighbours; in pds mode the next
-// `swap_failures` commits name a repo commit the PDS is not at.
+// Deterministic faults of placement reads, for tests (and the end-to-end
+// tests' fault injection, appview/xrpc/faults.hpp): the next `stale_reads`
+// neighbour reads report stale captured neighbours.
 struct PlacementFaults {
   std::atomic<int> stale_reads{0};
-  std::atomic<int> swap_failures{0};
 };
 
 // A key generator's refusal as the project's error: no room in the gap is
@@ -94,7 +93,12 @@ Result<Placement> place(schema::Store& store, const std::string& did, const Neig
 // subtree delete, which must see no child arrive under any node it removes
 // (a create under a grandchild takes no lock the delete holds). The tree
 // lock is always taken first and never while a group is held.
+//
+// A sink whose commits must follow each other (pds mode: each names the
+// repo commit it follows) asks for the repo's writes one at a time: that
+// lock is taken after the tree lock and before the groups.
 enum class TreeAccess { kShared, kExclusive };
+enum class RepoWrites { kConcurrent, kOneAtATime };
 
 class GroupLocks {
  public:
@@ -107,6 +111,7 @@ class GroupLocks {
     // and members are destroyed in reverse order (a freed mutex unlocked).
     ~Guard() {
       locks_.clear();
+      repo_ = {};
       shared_ = {};
       exclusive_ = {};
     }
@@ -114,14 +119,17 @@ class GroupLocks {
    private:
     friend class GroupLocks;
     std::shared_ptr<std::shared_mutex> tree_keep_;
+    std::shared_ptr<std::mutex> repo_keep_;
     std::vector<std::shared_ptr<std::mutex>> keep_;
     std::shared_lock<std::shared_mutex> shared_;
     std::unique_lock<std::shared_mutex> exclusive_;
+    std::unique_lock<std::mutex> repo_;
     std::vector<std::unique_lock<std::mutex>> locks_;
   };
-  // The tree lock of `did` (as `tree` says), then `groups`.
+  // The tree lock of `did` (as `tree` says), its writes' lock (as `repo`
+  // says), then `groups`.
   Guard lock(const std::string& did, std::vector<std::string> groups,
-             TreeAccess tree = TreeAccess::kShared);
+             TreeAccess tree = TreeAccess::kShared, RepoWrites repo = RepoWrites::kConcurrent);
   // `groups` alone (no tree lock).
   Guard lock(std::vector<std::string> groups);
 
@@ -130,7 +138,8 @@ class GroupLocks {
   std::shared_ptr<Mutex> mutex_of(std::map<std::string, std::weak_ptr<Mutex>>& table,
                                   const std::string& name);
   std::mutex table_mutex_;
-  std::map<std::string, std::weak_ptr<std::mutex>> table_;
+  std::map<std::string, std::weak_ptr<std::mutex>> table_;  // sibling groups
+  std::map<std::string, std::weak_ptr<std::mutex>> repos_;  // repo writes, by DID
   std::map<std::string, std::weak_ptr<std::shared_mutex>> trees_;
 };
 

@@ -121,8 +121,7 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
 
 GroupLocks::Guard Writer::lock(const std::string& did, std::vector<std::string> groups,
                                TreeAccess tree) {
-  if (std::string repo = sink_.repo_lock(did); !repo.empty()) groups.push_back(std::move(repo));
-  return locks_.lock(did, std::move(groups), tree);
+  return locks_.lock(did, std::move(groups), tree, sink_.repo_writes());
 }
 
 template <class T, class Attempt>

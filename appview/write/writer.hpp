@@ -82,8 +82,9 @@ class RecordSink {
                                    const CommitOptions& options = {}) = 0;
   // Brings the index up to the repo's current state (after kRepoChanged).
   virtual Result<void> refresh(schema::Store& store, const std::string& did) = 0;
-  // A lock name that serializes all writes to one repo, or "" for none.
-  virtual std::string repo_lock(const std::string& did) const = 0;
+  // Whether a repo's writes must go one at a time (each commit names the
+  // one it follows).
+  virtual RepoWrites repo_writes() const = 0;
   // Whether commit() only writes the index: then a write's placement reads
   // and its commit can share one index transaction.
   virtual bool index_is_repo() const { return false; }
@@ -101,7 +102,7 @@ class LocalSink final : public RecordSink {
                            const std::vector<RecordWrite>& writes,
                            const CommitOptions& options = {}) override;
   Result<void> refresh(schema::Store&, const std::string&) override { return {}; }
-  std::string repo_lock(const std::string&) const override { return ""; }
+  RepoWrites repo_writes() const override { return RepoWrites::kConcurrent; }
   bool index_is_repo() const override { return true; }
   // The index is the repo, and progress commits with the records.
   Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {

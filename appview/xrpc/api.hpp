@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@
 #include "appview/xrpc/database_probe.hpp"
 #include "appview/xrpc/rate_limiter.hpp"
 #include "appview/xrpc/request_metrics.hpp"
+#include "appview/xrpc/write_services.hpp"
 #include "firehose/identity/identity.hpp"
 #include "firehose/metrics.hpp"
 #include "ordering/tid.hpp"
@@ -46,6 +48,34 @@ inline constexpr double kQueryBaseCost = 1024;
 // The largest budgetBytes a getSubtree may ask for.
 inline constexpr std::size_t kMaxSubtreeBudget = 8 * 1024 * 1024;
 
+// What a mode or the process adds to the context. Each is null when this
+// process does not have it: the method table's Needs say which a method
+// cannot go without (501 before its handler is reached), and the routes
+// that use one check it.
+struct AppServices {
+  const firehose::FirehoseMetrics* firehose = nullptr;  // following a firehose
+  PdsServices* pds = nullptr;                           // pds mode (config.mode)
+  ImportRunner* imports = nullptr;                      // imports are run here
+  // Handles to DIDs (com.atproto.identity.resolveHandle).
+  identity::IdentityResolver* identity = nullptr;
+  // The places for requests waiting on other hosts (identity, sign-in,
+  // service-auth keys): every request is served in a RequestScope of it.
+  // Null: fetches are not gated (tests without a network).
+  identity::FetchGate* outbound = nullptr;
+  // The database as a thread of its own last read it: health and readiness
+  // answer from it at once. Null: they read the database themselves, on the
+  // operators' thread.
+  const DatabaseProbe* database = nullptr;
+  ServiceAuth* service_auth = nullptr;  // service-auth JWTs (service.did set)
+  OAuthClient* oauth = nullptr;         // pds mode with service.publicUrl; else /oauth/ is 404
+  // How writes reach their repo; null: PlainWrites (write_services.hpp).
+  // serve installs the fault-injecting one behind BULLETED_FAULT_INJECTION.
+  WriteServices* writes = nullptr;
+};
+
+// What every request may use, in every mode: the configuration, client
+// addresses, the limits and gates, the write locks and clocks, the
+// metrics; and the services a mode adds.
 struct AppContext {
   explicit AppContext(const Config& c)
       : config(c),
@@ -54,7 +84,8 @@ struct AppContext {
         query_limits(static_cast<double>(c.query_bytes_per_minute)),
         sign_in_limits(c.sign_in_per_minute),
         sign_in_account_limits(c.sign_in_per_account_per_minute),
-        exports(c.max_concurrent_exports) {}
+        exports(c.max_concurrent_exports),
+        plain_writes(clock, services) {}
   const Config& config;
   TrustedProxies proxies;
   RateLimiter procedure_limits;        // per valid token, else per address
@@ -66,27 +97,14 @@ struct AppContext {
   CreateQueues creates;  // local mode's createNode batches
   ordering::TidClock clock;
   RequestMetrics metrics;
-  const firehose::FirehoseMetrics* firehose = nullptr;  // null without a firehose
-  PdsServices* pds = nullptr;                           // set exactly in pds mode (config.mode)
-  ImportRunner* imports = nullptr;                      // null when imports are not run
-  // Handles to DIDs (com.atproto.identity.resolveHandle); null: not served.
-  identity::IdentityResolver* identity = nullptr;
-  // The places for requests waiting on other hosts (identity, sign-in,
-  // service-auth keys): every request is served in a RequestScope of it.
-  // Null: fetches are not gated (tests without a network).
-  identity::FetchGate* outbound = nullptr;
-  // The database as a thread of its own last read it: health and readiness
-  // answer from it at once. Null: they read the database themselves, on the
-  // operators' thread.
-  const DatabaseProbe* database = nullptr;
-  // Service-auth JWTs; null: refused (no service.did).
-  ServiceAuth* service_auth = nullptr;
-  // The OAuth client (pds mode with service.publicUrl); null: /oauth/ is 404.
-  OAuthClient* oauth = nullptr;
-  // Honours the X-Bulleted-Inject-Stale request header (tests only; from the
-  // environment variable BULLETED_FAULT_INJECTION=1).
-  bool fault_injection = false;
   std::function<std::size_t()> in_flight = [] { return std::size_t{0}; };
+  AppServices services;
+
+  // How this request's writes reach their repo.
+  WriteServices& writes() { return services.writes != nullptr ? *services.writes : plain_writes; }
+
+ private:
+  PlainWrites plain_writes;
 };
 
 // Who a request speaks for: a bearer token of the app view's own (a local
@@ -126,6 +144,8 @@ std::string session_cookie(const Config& config, const std::string& token, bool 
 // The same for the sign-in's binding (valid for kSignInSeconds).
 std::string sign_in_cookie(const Config& config, const std::string& binding, bool clear);
 
+struct ApiMethod;
+
 class Api {
  public:
   explicit Api(AppContext& context);
@@ -149,7 +169,23 @@ class Api {
   // Admission's look at a service-auth JWT: every check but a signature
   // whose key is not cached (no network on a listener thread).
   Result<ServiceCaller> precheck_jwt(std::string_view token, std::string_view nsid);
-  HttpResponse refused(const std::string& label, HttpResponse response);
+  // Admission of a method under its row (api_methods.hpp).
+  Admission admit_method(const HttpRequestHead& head, const ApiMethod& method);
+  // Who a procedure's caller is for its rate limit (a proven DID or token,
+  // else its address), and why its credentials fail, if they do.
+  struct Identified;
+  Result<Identified> identify(const HttpRequestHead& head, const ApiMethod& method,
+                              const ClientKey& address);
+  // A method's answer with its row applied: the query budget granted
+  // before it runs, a query's JWT verified, the method's stream gate.
+  HttpResponse call(const HttpRequest& request, const ApiMethod& method, const ClientKey& client,
+                    double& granted);
+  // Queries pay for the bytes they produce (RateBucket::kQueryBytes).
+  void settle_query_bytes(HttpResponse& response, const ClientKey& client, double granted);
+  // The request's metrics and debug log, at its answer's end.
+  void timed(const HttpRequest& request, const std::string& label,
+             std::chrono::steady_clock::time_point started, HttpResponse& response);
+  HttpResponse refused(std::string_view label, HttpResponse response);
   // The /oauth/ routes (pds mode with service.publicUrl).
   HttpResponse oauth_route(const HttpRequest& request);
   // A cookie may carry a procedure only from the app view's own origin.

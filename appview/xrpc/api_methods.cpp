@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "appview/outline/from_index.hpp"
@@ -30,9 +31,9 @@ using nlohmann::json;
 struct Write {
   Body body;
   std::string repo;
-  PlacementFaults faults;
   std::optional<PdsSession> session;  // pds mode
   std::unique_ptr<RecordSink> sink;
+  PlacementFaults* faults = nullptr;  // none but under fault injection
 };
 
 // The PDS session a request's bearer token or session cookie names (pds
@@ -49,7 +50,8 @@ Result<PdsSession> session_of(Api& api, const HttpRequest& request) {
                 "a service-auth token names no session of the app view's; sign out with the "
                 "session's own token");
   }
-  return ApiMethods::context(api).pds->sessions.find(ApiMethods::store(api), credential->token);
+  return ApiMethods::context(api).services.pds->sessions.find(ApiMethods::store(api),
+                                                              credential->token);
 }
 
 // Who may write `repo`: the caller, proven and of that repo, with the
@@ -74,9 +76,9 @@ Result<std::optional<PdsSession>> writer_of(Api& api, const ApiMethod& method,
     }
     return std::optional<PdsSession>();
   }
-  auto session = service
-                     ? context.pds->sessions.find_for_did(ApiMethods::store(api), (*caller)->did)
-                     : session_of(api, request);
+  auto session =
+      service ? context.services.pds->sessions.find_for_did(ApiMethods::store(api), (*caller)->did)
+              : session_of(api, request);
   if (!session && service && session.error().code == ErrorCode::kAuthRequired &&
       context.config.public_url) {
     return fail(ErrorCode::kAuthRequired, "the app view holds no session of " + (*caller)->did +
@@ -90,45 +92,25 @@ Result<std::optional<PdsSession>> writer_of(Api& api, const ApiMethod& method,
   return std::optional<PdsSession>(std::move(*session));
 }
 
-// Parses the body, checks the caller against the repo, and sets up any
-// injected faults. On failure `error` is the answer.
+// Parses the body, checks the caller against the repo, and takes the sink
+// its writes go through. On failure `error` is the answer.
 Result<std::unique_ptr<Write>> begin_write(Api& api, const ApiMethod& method,
                                            const HttpRequest& request) {
   auto body = Body::parse(request);
   if (!body) return std::unexpected(body.error());
   auto repo = body->did("repo");
   if (!repo) return std::unexpected(repo.error());
-  auto& context = ApiMethods::context(api);
   auto write = std::make_unique<Write>();
   auto session = writer_of(api, method, request, *repo);
   if (!session) return std::unexpected(session.error());
-  if (context.config.mode == Mode::kPds) {
-    write->session = std::move(**session);
-    if (context.fault_injection) {
-      // Tests only: an access token (or both tokens) the PDS will refuse.
-      const std::string spoil = request.header("x-bulleted-inject-expired");
-      if (!spoil.empty()) {
-        if (auto r = context.pds->sessions.spoil(ApiMethods::store(api), *write->session,
-                                                 spoil == "refresh");
-            !r) {
-          return std::unexpected(r.error());
-        }
-      }
-    }
-    write->sink =
-        std::make_unique<PdsSink>(context.pds->sessions, *write->session, context.pds->heads,
-                                  context.pds->written, &write->faults);
-  } else {
-    write->sink = std::make_unique<LocalSink>(context.clock);
-  }
+  write->session = std::move(*session);
+  auto& writes = ApiMethods::context(api).writes();
+  auto sink = writes.sink(ApiMethods::store(api), write->session ? &*write->session : nullptr);
+  if (!sink) return std::unexpected(sink.error());
+  write->sink = std::move(*sink);
+  write->faults = writes.placement();
   write->body = std::move(*body);
   write->repo = std::move(*repo);
-  if (context.fault_injection) {
-    const std::string inject = request.header("x-bulleted-inject-stale");
-    if (!inject.empty()) write->faults.stale_reads = std::atoi(inject.c_str());
-    const std::string swaps = request.header("x-bulleted-inject-swap");
-    if (!swaps.empty()) write->faults.swap_failures = std::atoi(swaps.c_str());
-  }
   return write;
 }
 
@@ -154,7 +136,7 @@ HttpResponse create_node(Api& api, const ApiMethod& method, const XrpcCall& call
   if (!fields.text)
     return error_response(Error{ErrorCode::kInvalidRequest, "missing required field text"});
   auto& context = ApiMethods::context(api);
-  Writer writer(context.locks, context.clock, *write->sink, &write->faults, &context.creates);
+  Writer writer(context.locks, context.clock, *write->sink, write->faults, &context.creates);
   return placed(api, writer.create(ApiMethods::store(api), write->repo, intent, fields));
 }
 
@@ -164,7 +146,7 @@ HttpResponse move_node(Api& api, const ApiMethod& method, const XrpcCall& call) 
   TRY(rkey, write->body.rkey("rkey", true));
   TRY(intent, intent_of(write->body));
   auto& context = ApiMethods::context(api);
-  Writer writer(context.locks, context.clock, *write->sink, &write->faults);
+  Writer writer(context.locks, context.clock, *write->sink, write->faults);
   return placed(api, writer.move(ApiMethods::store(api), write->repo, *rkey, intent));
 }
 
@@ -212,7 +194,7 @@ HttpResponse import_outline(Api& api, const ApiMethod& method, const XrpcCall& c
   ImportPlanRequest plan{write->repo, parent, *format, std::nullopt, "WorkFlowy"};
   if (write->session) plan.session = write->session->digest;
   TRY(job, plan_import(ApiMethods::store(api), context.locks, context.clock, plan, parsed));
-  context.imports->wake();
+  context.services.imports->wake();
   return json_response({{"jobId", job.id}, {"rootRkey", job.root_rkey}});
 }
 
@@ -228,7 +210,7 @@ HttpResponse get_import_job(Api& api, const ApiMethod&, const XrpcCall& call) {
               {"state", to_string(job->state)},
               {"total", job->total},
               {"done", job->done},
-              {"rate", context.imports->rate(job->id)},
+              {"rate", context.services.imports->rate(job->id)},
               {"rootRkey", job->root_rkey},
               {"errors", errors.is_array() ? errors : json::array()}};
   if (job->resume_at) out["resumeAt"] = *job->resume_at;
@@ -249,24 +231,14 @@ HttpResponse export_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
   if (root) {
     TRY(root_row, ApiMethods::store(api).read().node(repo, *root));
   }
-  auto& context = ApiMethods::context(api);
-  auto entered = context.exports.enter("addr " + context.proxies.client_key(request));
-  if (auto* refusal = std::get_if<LongRequestGate::Refusal>(&entered)) {
-    Error busy{ErrorCode::kRateLimited,
-               *refusal == LongRequestGate::Refusal::kClientBusy
-                   ? "an export for this client is still running; retry when it has finished"
-                   : "too many exports are running (limits.maxConcurrentExports); retry soon"};
-    busy.retry_after_seconds = 5;
-    return error_response(busy);
-  }
-  std::shared_ptr<LongRequestGate::Pass> pass =
-      std::move(std::get<std::unique_ptr<LongRequestGate::Pass>>(entered));
+  // The exports' gate (the method's row) is entered once this answer is
+  // returned, before it is produced.
   HttpResponse response;
   response.content_type = *format == outline::Format::kOpml ? "text/x-opml; charset=utf-8"
                                                             : "text/plain; charset=utf-8";
   // Produced on this worker thread after the handler returns (so its
   // connection is this thread's), written as it is read.
-  response.stream = [&api, pass, repo, root, format = *format](ResponseStream& out) {
+  response.stream = [&api, repo, root, format = *format](ResponseStream& out) {
     bool open = true;
     outline::OutlineWriter writer(format, "Bulleted export of " + repo,
                                   [&](std::string_view piece) {
@@ -297,14 +269,15 @@ HttpResponse create_session(Api& api, const ApiMethod&, const XrpcCall& call) {
   // one account's password are limited too.
   std::string account = *identifier;
   for (auto& c : account) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (auto wait = context.sign_in_account_limits.take("account " + account)) {
+  if (auto wait = context.sign_in_account_limits.take(ClientKey::account(account))) {
     Error limited{ErrorCode::kRateLimited, "too many sign-in attempts for this account; retry in " +
                                                std::to_string(*wait) +
                                                " s (limits.signInPerAccountPerMinute)"};
     limited.retry_after_seconds = *wait;
     return error_response(limited);
   }
-  TRY(created, context.pds->sessions.create(ApiMethods::store(api), *identifier, *password));
+  TRY(created,
+      context.services.pds->sessions.create(ApiMethods::store(api), *identifier, *password));
   json out = {{"did", created.session.did}, {"token", created.token}};
   out["handle"] = created.session.handle ? json(*created.session.handle) : json(*identifier);
   return json_response(out);
@@ -315,7 +288,7 @@ HttpResponse delete_session(Api& api, const ApiMethod& method, const XrpcCall& c
   auto& context = ApiMethods::context(api);
   TRY(caller, ApiMethods::caller(api, request, method.nsid));  // the Origin of a cookie
   TRY(session, session_of(api, request));
-  if (auto r = context.pds->sessions.remove(ApiMethods::store(api), session); !r) {
+  if (auto r = context.services.pds->sessions.remove(ApiMethods::store(api), session); !r) {
     return error_response(r.error());
   }
   HttpResponse response = json_response(json::object());
@@ -348,30 +321,58 @@ HttpResponse get_session(Api& api, const ApiMethod& method, const XrpcCall& call
   return response;
 }
 
+using enum MethodKind;
+using enum Auth;
+using enum BodyLimit;
+using enum RateBucket;
+
 constexpr ApiMethod kMethods[] = {
-    {"app.bulleted.getNode", MethodKind::kQuery, get_node},
-    {"app.bulleted.getChildren", MethodKind::kQuery, get_children},
-    {"app.bulleted.getWindow", MethodKind::kQuery, get_window},
-    {"app.bulleted.getSubtree", MethodKind::kQuery, get_subtree, Needs::kIndex,
+    // Queries over the index.
+    {"app.bulleted.getNode", kQuery, get_node, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getChildren", kQuery, get_children, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getWindow", kQuery, get_window, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getSubtree", kQuery, get_subtree, kPublic, kSmall, kQueryBytes, Needs::kIndex,
      AnswerBound::kBudget},
-    {"app.bulleted.getAncestors", MethodKind::kQuery, get_ancestors},
-    {"app.bulleted.getPosition", MethodKind::kQuery, get_position},
-    {"app.bulleted.getChanges", MethodKind::kQuery, get_changes},
-    {"app.bulleted.createNode", MethodKind::kProcedure, create_node},
-    {"app.bulleted.moveNode", MethodKind::kProcedure, move_node},
-    {"app.bulleted.updateNode", MethodKind::kProcedure, update_node},
-    {"app.bulleted.deleteNode", MethodKind::kProcedure, delete_node},
-    {"app.bulleted.createSession", MethodKind::kProcedure, create_session, Needs::kPdsSessions},
-    {"app.bulleted.deleteSession", MethodKind::kProcedure, delete_session, Needs::kPdsSessions},
-    {"app.bulleted.getSession", MethodKind::kQuery, get_session},
-    {"app.bulleted.importOutline", MethodKind::kProcedure, import_outline, Needs::kImports},
-    {"app.bulleted.getImportJob", MethodKind::kQuery, get_import_job, Needs::kImports},
-    {"app.bulleted.exportOutline", MethodKind::kQuery, export_outline, Needs::kIndex,
-     AnswerBound::kStream},
-    {"com.atproto.identity.resolveHandle", MethodKind::kQuery, resolve_handle, Needs::kIdentity},
+    {"app.bulleted.getAncestors", kQuery, get_ancestors, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getPosition", kQuery, get_position, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getChanges", kQuery, get_changes, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.exportOutline", kQuery, export_outline, kPublic, kSmall, kQueryBytes,
+     Needs::kIndex, AnswerBound::kStream, StreamGate::kExports},
+    {"com.atproto.identity.resolveHandle", kQuery, resolve_handle, kPublic, kSmall, kQueryBytes,
+     Needs::kIdentity},
+    // Writes.
+    {"app.bulleted.createNode", kProcedure, create_node, kCaller, kMaxBody, kProcedures},
+    {"app.bulleted.moveNode", kProcedure, move_node, kCaller, kMaxBody, kProcedures},
+    {"app.bulleted.updateNode", kProcedure, update_node, kCaller, kMaxBody, kProcedures},
+    {"app.bulleted.deleteNode", kProcedure, delete_node, kCaller, kMaxBody, kProcedures},
+    // Imports.
+    {"app.bulleted.importOutline", kProcedure, import_outline, kCaller, kMaxImport, kProcedures,
+     Needs::kImports},
+    {"app.bulleted.getImportJob", kQuery, get_import_job, kPublic, kSmall, kQueryBytes,
+     Needs::kImports},
+    // Sessions.
+    {"app.bulleted.createSession", kProcedure, create_session, kSignIn, kSmall, kSignIns,
+     Needs::kPdsSessions},
+    {"app.bulleted.deleteSession", kProcedure, delete_session, kCaller, kMaxBody, kProcedures,
+     Needs::kPdsSessions},
+    {"app.bulleted.getSession", kQuery, get_session, kSelf, kSmall, kQueryBytes},
 };
 
+// A query reads no more than a small body and pays in answer bytes; a
+// procedure is not paid in bytes; only a query's answer is streamed.
+constexpr bool consistent(const ApiMethod& method) {
+  if (method.kind == kQuery) {
+    return (method.auth == kPublic || method.auth == kSelf) && method.body == kSmall &&
+           method.bucket == kQueryBytes;
+  }
+  return (method.auth == kCaller || method.auth == kSignIn) && method.bucket != kQueryBytes &&
+         method.answer == AnswerBound::kPage && method.gate == StreamGate::kNone;
+}
+static_assert(std::all_of(std::begin(kMethods), std::end(kMethods), consistent));
+
 }  // namespace
+
+std::span<const ApiMethod> api_methods() { return kMethods; }
 
 const ApiMethod* find_method(std::string_view nsid) {
   for (const auto& method : kMethods) {
@@ -396,22 +397,22 @@ std::optional<HttpResponse> wrong_http_method(const ApiMethod& method,
 }
 
 std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMethod& method) {
-  if (method.needs == Needs::kPdsSessions && context.pds == nullptr) {
+  if (method.needs == Needs::kPdsSessions && context.services.pds == nullptr) {
     return error_response(Error{
         ErrorCode::kMethodNotImplemented,
         std::string(method.nsid) + " is for pds mode; local mode uses tokens from `token create`"});
   }
-  if (method.nsid == "app.bulleted.createSession" && context.pds != nullptr &&
+  if (method.nsid == "app.bulleted.createSession" && context.services.pds != nullptr &&
       !context.config.allow_password_sessions) {
     return error_response(Error{ErrorCode::kMethodNotImplemented,
                                 "password sessions are off on this app view "
                                 "(auth.allowPasswordSessions); they are for bots and the CLI"});
   }
-  if (method.needs == Needs::kIdentity && context.identity == nullptr) {
+  if (method.needs == Needs::kIdentity && context.services.identity == nullptr) {
     return error_response(
         Error{ErrorCode::kMethodNotImplemented, std::string(method.nsid) + " is not served here"});
   }
-  if (method.needs == Needs::kImports && context.imports == nullptr) {
+  if (method.needs == Needs::kImports && context.services.imports == nullptr) {
     return error_response(Error{ErrorCode::kMethodNotImplemented,
                                 std::string(method.nsid) + " is not available in this build"});
   }

@@ -1,9 +1,14 @@
-// The XRPC method table: each app.bulleted.* method with its kind (query or
-// procedure) and handler.
+// The XRPC method table, which is the admission policy too: each method
+// with its kind (a query is GET or HEAD, a procedure POST), its handler,
+// who may call it, the body it may send, the rate limit it counts against,
+// what it needs of this process, how its answer is bounded, and the gate of
+// a long stream. Api::admit decides from a method's row before its body is
+// read; Api::handle runs the handler under the same row.
 #pragma once
 
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "appview/xrpc/api.hpp"
@@ -40,13 +45,51 @@ enum class AnswerBound {
   kStream,  // a streamed document (an export): charged as it is written
 };
 
+// Who may call a method, decided before its body is read.
+enum class Auth {
+  kPublic,  // anyone; a service-auth JWT sent along is verified before the handler
+  kSelf,    // anyone; the handler asks who calls (getSession) and verifies it then
+  kSignIn,  // anyone: the handler checks a password (createSession)
+  kCaller,  // valid credentials first: a token, the session cookie from this
+            // origin, or a service-auth JWT (none: 401, the body unread)
+};
+
+// The most body bytes a call may send (413 above, before they are read).
+enum class BodyLimit {
+  kSmall,      // kQueryBodyBytes / kSignInBodyBytes: queries and sign-in
+  kMaxBody,    // limits.maxBodyBytes
+  kMaxImport,  // limits.maxImportBytes
+};
+
+// The rate limit a call counts against, and as whom.
+enum class RateBucket {
+  kQueryBytes,  // limits.queryBytesPerMinute, per address: kQueryBaseCost at
+                // admission, then the answer's bytes (granted before it runs)
+  kSignIns,     // limits.signInPerMinute, per address (and per account, in the handler)
+  kProcedures,  // limits.procedureRatePerMinute, per proven client (its DID or
+                // token), else per address
+};
+
+// A gate of its own on how many of a method's streamed answers run at once.
+enum class StreamGate {
+  kNone,
+  kExports,  // limits.maxConcurrentExports, and one per client
+};
+
 struct ApiMethod {
   std::string_view nsid;
   MethodKind kind;
   MethodHandler handler;
+  Auth auth;
+  BodyLimit body;
+  RateBucket bucket;
   Needs needs = Needs::kIndex;
   AnswerBound answer = AnswerBound::kPage;
+  StreamGate gate = StreamGate::kNone;
 };
+
+// Every method, in the table's order (for tests that walk it).
+std::span<const ApiMethod> api_methods();
 
 // The 501 answer when `context` lacks what `method` needs, else nullopt.
 std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMethod& method);

@@ -31,6 +31,14 @@ struct ApiMethods {
 // is left is to log and cut the answer short (the server closes it).
 [[noreturn]] void cut_short(std::string_view what, const Error& error);
 
+// A credential that is not valid (401, counted against the client's address).
+Error invalid_token(std::string message);
+
+// The web outliner's file at a GET's path, or nullopt; the app view's
+// did:web document (operator_routes.cpp).
+std::optional<HttpResponse> web_page(const HttpRequest& request);
+HttpResponse did_document(const Config& config);
+
 // The queries over the index (query_methods.cpp).
 HttpResponse get_node(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_children(Api& api, const ApiMethod& method, const XrpcCall& call);

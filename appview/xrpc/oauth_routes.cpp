@@ -105,47 +105,10 @@ HttpResponse redirect(const std::string& location) {
   return response;
 }
 
-// A cookie of the app view's: HttpOnly, Path=/, no Domain; Secure with the
-// __Host- prefix (so no sibling host can set or shadow it) unless the app
-// view is served over http on a loopback host (a developer's machine).
-std::string app_cookie(const Config& config, std::string_view name, const std::string& value,
-                       std::string_view same_site, std::int64_t max_age) {
-  return cookie_name(config, name) + "=" + value +
-         "; Path=/; HttpOnly; SameSite=" + std::string(same_site) +
-         "; Max-Age=" + std::to_string(max_age) + (secure_cookies(config) ? "; Secure" : "");
-}
-
 }  // namespace
 
-bool secure_cookies(const Config& config) {
-  if (!config.public_url || !config.public_url->starts_with("http://")) return true;
-  auto host = firehose::split_url(*config.public_url);
-  if (!host) return true;
-  std::string name = host->first.substr(7);
-  if (name.starts_with("["))
-    name = name.substr(0, name.find(']') + 1);
-  else
-    name = name.substr(0, name.find(':'));
-  return name != "localhost" && name != "127.0.0.1" && name != "[::1]";
-}
-
-std::string cookie_name(const Config& config, std::string_view name) {
-  return (secure_cookies(config) ? "__Host-" : "") + std::string(name);
-}
-
-std::string session_cookie(const Config& config, const std::string& token, bool clear) {
-  return app_cookie(config, kSessionCookie, clear ? "" : token, "Lax", clear ? 0 : 180 * 24 * 3600);
-}
-
-// The binding of a sign-in to the browser that began it: SameSite=Lax, so
-// that the authorization server's redirect back (a top-level GET from
-// another site) carries it.
-std::string sign_in_cookie(const Config& config, const std::string& binding, bool clear) {
-  return app_cookie(config, kSignInCookie, clear ? "" : binding, "Lax", clear ? 0 : kSignInSeconds);
-}
-
 HttpResponse Api::oauth_route(const HttpRequest& request) {
-  if (context_.oauth == nullptr || context_.pds == nullptr) {
+  if (context_.services.oauth == nullptr || context_.services.pds == nullptr) {
     return error_response(Error{ErrorCode::kNotFound,
                                 "OAuth sign-in is off: it needs pds mode and service.publicUrl"});
   }
@@ -156,9 +119,9 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     return response;
   }
   if (request.path == "/oauth/client-metadata.json" || request.path == "/oauth/jwks.json") {
-    HttpResponse response =
-        json_response(request.path == "/oauth/jwks.json" ? context_.oauth->jwks()
-                                                         : context_.oauth->client_metadata());
+    HttpResponse response = json_response(request.path == "/oauth/jwks.json"
+                                              ? context_.services.oauth->jwks()
+                                              : context_.services.oauth->client_metadata());
     response.headers.emplace_back("Cache-Control", "max-age=600");
     return response;
   }
@@ -178,7 +141,7 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     // limit would only let anyone lock an account out of signing in. Each
     // address is limited (admit()), and each step waiting on another host
     // takes a place of the outbound gate.
-    auto started = context_.oauth->begin(store(), *handle, return_to);
+    auto started = context_.services.oauth->begin(store(), *handle, return_to);
     if (!started) {
       spdlog::info("oauth: a sign-in could not start: {}", started.error().message);
       return sign_in_page(started.error());
@@ -197,7 +160,7 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
   } else if (params->text("error")) {
     // Refused at the authorization server: back where the user was (the
     // server's words stay out of the page).
-    auto back = context_.oauth->abandon(store(), state, binding);
+    auto back = context_.services.oauth->abandon(store(), state, binding);
     spdlog::info("oauth: a sign-in ended at the authorization server ({})",
                  back ? "declined" : "not this browser's");
     response =
@@ -205,12 +168,13 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
   } else if (!params->text("code") || !params->text("iss")) {
     response = sign_in_page(SignInProblem::kNotCompleted);
   } else {
-    auto signed_in = context_.oauth->complete(store(), *params->text("code"), state,
-                                              *params->text("iss"), binding);
+    auto signed_in = context_.services.oauth->complete(store(), *params->text("code"), state,
+                                                       *params->text("iss"), binding);
     if (!signed_in) {
       spdlog::info("oauth: a sign-in did not complete: {}", signed_in.error().message);
       response = sign_in_page(signed_in.error());
-    } else if (auto created = context_.pds->sessions.create(store(), *signed_in); !created) {
+    } else if (auto created = context_.services.pds->sessions.create(store(), *signed_in);
+               !created) {
       spdlog::error("oauth: the session of {} could not be kept: {}", signed_in->did,
                     created.error().message);
       response = sign_in_page(created.error());

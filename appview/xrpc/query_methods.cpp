@@ -163,7 +163,7 @@ HttpResponse resolve_handle(Api& api, const ApiMethod&, const XrpcCall& call) {
   auto& context = ApiMethods::context(api);
   // A lookup that reaches another host takes a place of the outbound gate
   // (503 with Retry-After when none is free).
-  auto did = context.identity->resolve_handle(*handle);
+  auto did = context.services.identity->resolve_handle(*handle);
   if (!did) {
     if (did.error().code == ErrorCode::kInvalidRequest ||
         did.error().code == ErrorCode::kUnavailable) {

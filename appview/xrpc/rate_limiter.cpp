@@ -4,7 +4,12 @@
 
 namespace bulleted::appview {
 
-RateLimiter::Bucket& RateLimiter::refill(const std::string& client, Clock::time_point now) {
+std::string ClientKey::str() const {
+  static constexpr std::string_view kNames[] = {"address", "did", "token", "account"};
+  return std::string(kNames[static_cast<int>(kind)]) + " " + value;
+}
+
+RateLimiter::Bucket& RateLimiter::refill(const ClientKey& client, Clock::time_point now) {
   const double capacity = per_minute_;
   const double per_second = per_minute_ / 60.0;
   forget_idle(now);
@@ -18,8 +23,7 @@ RateLimiter::Bucket& RateLimiter::refill(const std::string& client, Clock::time_
   return bucket;
 }
 
-std::optional<int> RateLimiter::take(const std::string& client, double cost,
-                                     Clock::time_point now) {
+std::optional<int> RateLimiter::take(const ClientKey& client, double cost, Clock::time_point now) {
   if (per_minute_ <= 0) return std::nullopt;
   std::lock_guard lock(mutex_);
   Bucket& bucket = refill(client, now);
@@ -31,13 +35,13 @@ std::optional<int> RateLimiter::take(const std::string& client, double cost,
   return std::max(1, static_cast<int>(std::ceil((cost - bucket.tokens) / per_second)));
 }
 
-void RateLimiter::charge(const std::string& client, double cost, Clock::time_point now) {
+void RateLimiter::charge(const ClientKey& client, double cost, Clock::time_point now) {
   if (per_minute_ <= 0 || cost <= 0) return;
   std::lock_guard lock(mutex_);
   refill(client, now).tokens -= cost;
 }
 
-RateLimiter::Grant RateLimiter::take_up_to(const std::string& client, double most,
+RateLimiter::Grant RateLimiter::take_up_to(const ClientKey& client, double most,
                                            Clock::time_point now) {
   if (per_minute_ <= 0) return Grant{most, std::nullopt};
   std::lock_guard lock(mutex_);
@@ -51,7 +55,7 @@ RateLimiter::Grant RateLimiter::take_up_to(const std::string& client, double mos
   return Grant{granted, std::nullopt};
 }
 
-void RateLimiter::give_back(const std::string& client, double units, Clock::time_point now) {
+void RateLimiter::give_back(const ClientKey& client, double units, Clock::time_point now) {
   if (per_minute_ <= 0 || units <= 0) return;
   std::lock_guard lock(mutex_);
   Bucket& bucket = refill(client, now);
@@ -77,7 +81,7 @@ LongRequestGate::Pass::~Pass() {
 }
 
 std::variant<std::unique_ptr<LongRequestGate::Pass>, LongRequestGate::Refusal>
-LongRequestGate::enter(const std::string& client) {
+LongRequestGate::enter(const ClientKey& client) {
   std::lock_guard lock(mutex_);
   if (per_client_.contains(client)) return Refusal::kClientBusy;
   if (running_ >= total_) return Refusal::kServerBusy;

@@ -21,6 +21,25 @@
 
 namespace bulleted::appview {
 
+// Who a limit counts against: a client's address (TrustedProxies'
+// client_key: an IPv4 address or an IPv6 /64), a DID a verified JWT
+// proved, an app view token (by its digest), or an account named at
+// sign-in. Each kind is a space of its own: no value of one kind stands
+// for another's.
+struct ClientKey {
+  enum class Kind { kAddress, kDid, kToken, kAccount };
+  Kind kind = Kind::kAddress;
+  std::string value;
+
+  static ClientKey address(std::string value) { return {Kind::kAddress, std::move(value)}; }
+  static ClientKey did(std::string value) { return {Kind::kDid, std::move(value)}; }
+  static ClientKey token(std::string digest) { return {Kind::kToken, std::move(digest)}; }
+  static ClientKey account(std::string value) { return {Kind::kAccount, std::move(value)}; }
+  // "address 198.51.100.7", "did did:plc:..." (for logs and other rooms' keys).
+  std::string str() const;
+  auto operator<=>(const ClientKey&) const = default;
+};
+
 class RateLimiter {
  public:
   using Clock = std::chrono::steady_clock;
@@ -29,13 +48,13 @@ class RateLimiter {
 
   // Takes `cost` units. nullopt when the request may go ahead; otherwise the
   // seconds to wait (nothing is taken).
-  std::optional<int> take(const std::string& client, double cost = 1.0,
+  std::optional<int> take(const ClientKey& client, double cost = 1.0,
                           Clock::time_point now = Clock::now());
-  std::optional<int> take(const std::string& client, Clock::time_point now) {
+  std::optional<int> take(const ClientKey& client, Clock::time_point now) {
     return take(client, 1.0, now);
   }
   // Takes `cost` units whatever the bucket holds.
-  void charge(const std::string& client, double cost, Clock::time_point now = Clock::now());
+  void charge(const ClientKey& client, double cost, Clock::time_point now = Clock::now());
   // Takes what the bucket holds, up to `most` units, before the work that
   // spends them: the units granted (all of `most` when the limit is off),
   // or the seconds to wait when the bucket holds less than one unit. What
@@ -44,8 +63,8 @@ class RateLimiter {
     double units = 0;
     std::optional<int> wait;
   };
-  Grant take_up_to(const std::string& client, double most, Clock::time_point now = Clock::now());
-  void give_back(const std::string& client, double units, Clock::time_point now = Clock::now());
+  Grant take_up_to(const ClientKey& client, double most, Clock::time_point now = Clock::now());
+  void give_back(const ClientKey& client, double units, Clock::time_point now = Clock::now());
   bool enabled() const { return per_minute_ > 0; }
 
  private:
@@ -53,12 +72,12 @@ class RateLimiter {
     double tokens;
     Clock::time_point updated;
   };
-  Bucket& refill(const std::string& client, Clock::time_point now);
+  Bucket& refill(const ClientKey& client, Clock::time_point now);
   void forget_idle(Clock::time_point now);
 
   double per_minute_;
   std::mutex mutex_;
-  std::map<std::string, Bucket> buckets_;
+  std::map<ClientKey, Bucket> buckets_;
   Clock::time_point last_sweep_{};
 };
 
@@ -72,24 +91,24 @@ class LongRequestGate {
   // A pass that releases its place when destroyed.
   class Pass {
    public:
-    Pass(LongRequestGate* gate, std::string client) : gate_(gate), client_(std::move(client)) {}
+    Pass(LongRequestGate* gate, ClientKey client) : gate_(gate), client_(std::move(client)) {}
     ~Pass();
     Pass(const Pass&) = delete;
     Pass& operator=(const Pass&) = delete;
 
    private:
     LongRequestGate* gate_;
-    std::string client_;
+    ClientKey client_;
   };
   enum class Refusal { kClientBusy, kServerBusy };
   // A pass, or why there is none.
-  std::variant<std::unique_ptr<Pass>, Refusal> enter(const std::string& client);
+  std::variant<std::unique_ptr<Pass>, Refusal> enter(const ClientKey& client);
 
  private:
   std::mutex mutex_;
   int total_;
   int running_ = 0;
-  std::map<std::string, int> per_client_;
+  std::map<ClientKey, int> per_client_;
 };
 
 }  // namespace bulleted::appview

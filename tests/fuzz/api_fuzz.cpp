@@ -57,7 +57,7 @@ World* world() {
           return Result<std::unique_ptr<appview::JobSink>>(
               std::unexpected(Error{ErrorCode::kUnavailable, "not in the fuzzer"}));
         });
-    out->context->imports = out->imports.get();
+    out->context->services.imports = out->imports.get();
     out->api = std::make_unique<appview::Api>(*out->context);
     return out;
   }();

@@ -53,6 +53,8 @@ class FakeIdentityDirectory {
     auto it = reads_.find(did);
     return it == reads_.end() ? 0 : it->second;
   }
+  // The client that reaches the directory (and the hosts routed to).
+  std::shared_ptr<FakeXrpcClient> client() const { return client_; }
   // A resolver reading this directory (the test's clock, if it gives one).
   std::unique_ptr<identity::IdentityResolver> resolver(identity::IdentityOptions options = {}) {
     options.plc_url = kPlc;

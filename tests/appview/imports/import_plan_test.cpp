@@ -22,7 +22,7 @@ class RefusingSink final : public RecordSink {
     return fail(ErrorCode::kForbidden, "the repo refuses these records");
   }
   Result<void> refresh(schema::Store&, const std::string&) override { return {}; }
-  std::string repo_lock(const std::string&) const override { return ""; }
+  RepoWrites repo_writes() const override { return RepoWrites::kConcurrent; }
   Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {
     return false;
   }

@@ -81,7 +81,7 @@ class OAuthFlowTest : public ::testing::Test {
   identity::IdentityResolver identity_;
   SecretBox box_;
   std::unique_ptr<schema::Store> store_;
-  std::vector<ClientKey> keys_;
+  std::vector<OAuthSigningKey> keys_;
   std::unique_ptr<OAuthClient> client_;
 };
 

@@ -148,7 +148,7 @@ class ChangingRepoSink final : public RecordSink {
     ++refreshes;
     return {};
   }
-  std::string repo_lock(const std::string&) const override { return ""; }
+  RepoWrites repo_writes() const override { return RepoWrites::kConcurrent; }
   Result<bool> holds(schema::Store&, const std::string&, const std::string&) override {
     return false;
   }

@@ -30,7 +30,7 @@ class AdmitTest : public ::testing::Test {
           return Result<std::unique_ptr<JobSink>>(
               std::unexpected(Error{ErrorCode::kUnavailable, "not in this test"}));
         });
-    context_->imports = imports_.get();
+    context_->services.imports = imports_.get();
     api_ = std::make_unique<Api>(*context_);
   }
   Admission admit(const std::string& nsid, const std::string& peer,
@@ -131,7 +131,7 @@ TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
   const Admission first = api.admit(request);
   ASSERT_FALSE(first.refusal.has_value());
   // An answer of 200 KiB spends the budget twice over...
-  context.query_limits.charge("addr 198.51.100.20", 200 * 1024);
+  context.query_limits.charge(ClientKey::address("198.51.100.20"), 200 * 1024);
   const Admission next = api.admit(request);
   ASSERT_TRUE(next.refusal.has_value());
   EXPECT_EQ(next.refusal->status, 429);
@@ -152,7 +152,8 @@ TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
   streamed.stream(sink);
   EXPECT_TRUE(sink.bytes.ends_with("</opml>\n"));
   const double left_if_charged = 100.0 * 1024 - static_cast<double>(sink.bytes.size());
-  EXPECT_TRUE(context.query_limits.take("addr 198.51.100.21", left_if_charged + 1).has_value())
+  EXPECT_TRUE(context.query_limits.take(ClientKey::address("198.51.100.21"), left_if_charged + 1)
+                  .has_value())
       << "the export's bytes were charged";
 }
 
@@ -172,7 +173,7 @@ TEST_F(AdmitTest, SignInIsLimitedPerAccountWhateverTheAddress) {
                                 std::chrono::seconds(60)});
   PdsServices pds(client, identity, SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
-  context.pds = &pds;
+  context.services.pds = &pds;
   Api api(context);
   auto attempt = [&](const std::string& identifier, int from) {
     HttpRequest request;
@@ -205,7 +206,7 @@ TEST_F(AdmitTest, PasswordSessionsAreOffInPdsModeUnlessAllowed) {
   identity::IdentityResolver identity(identity::Fetcher::over(client), identity::IdentityOptions{});
   PdsServices pds(client, identity, SecretBox("a key of at least thirty-two characters"), written);
   AppContext context(config_);
-  context.pds = &pds;
+  context.services.pds = &pds;
   Api api(context);
   HttpRequestHead head;
   head.method = "POST";

@@ -54,8 +54,8 @@ class OAuthRoutesTest : public ::testing::Test {
     pds_ = std::make_unique<PdsServices>(network_, *identity_, box_, written_);
     pds_->sessions.use_oauth(oauth_.get());
     context_ = std::make_unique<AppContext>(config_);
-    context_->pds = pds_.get();
-    context_->oauth = oauth_.get();
+    context_->services.pds = pds_.get();
+    context_->services.oauth = oauth_.get();
     api_ = std::make_unique<Api>(*context_);
   }
 

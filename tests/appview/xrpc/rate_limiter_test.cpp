@@ -12,48 +12,52 @@ namespace {
 TEST(RateLimiterTest, ABucketPerClientRefillingAtTheRate) {
   RateLimiter limiter(6);  // one every 10 s, six at once
   const auto t0 = RateLimiter::Clock::now();
-  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", t0).has_value()) << i;
-  auto wait = limiter.take("a", t0);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_FALSE(limiter.take(ClientKey::address("a"), t0).has_value()) << i;
+  auto wait = limiter.take(ClientKey::address("a"), t0);
   ASSERT_TRUE(wait.has_value());
   EXPECT_EQ(*wait, 10);
-  EXPECT_FALSE(limiter.take("b", t0).has_value()) << "another client";
-  EXPECT_EQ(limiter.take("a", t0 + std::chrono::seconds(4)).value_or(0), 6);
-  EXPECT_FALSE(limiter.take("a", t0 + std::chrono::seconds(10)).has_value());
-  EXPECT_TRUE(limiter.take("a", t0 + std::chrono::seconds(11)).has_value());
+  EXPECT_FALSE(limiter.take(ClientKey::address("b"), t0).has_value()) << "another client";
+  EXPECT_EQ(limiter.take(ClientKey::address("a"), t0 + std::chrono::seconds(4)).value_or(0), 6);
+  EXPECT_FALSE(limiter.take(ClientKey::address("a"), t0 + std::chrono::seconds(10)).has_value());
+  EXPECT_TRUE(limiter.take(ClientKey::address("a"), t0 + std::chrono::seconds(11)).has_value());
   // Idle for long: full again, never more than the capacity.
   const auto later = t0 + std::chrono::hours(1);
-  for (int i = 0; i < 6; ++i) EXPECT_FALSE(limiter.take("a", later).has_value()) << i;
-  EXPECT_TRUE(limiter.take("a", later).has_value());
+  for (int i = 0; i < 6; ++i)
+    EXPECT_FALSE(limiter.take(ClientKey::address("a"), later).has_value()) << i;
+  EXPECT_TRUE(limiter.take(ClientKey::address("a"), later).has_value());
   RateLimiter off(0);
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(off.take("a", t0).has_value());
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(off.take(ClientKey::address("a"), t0).has_value());
 }
 
 TEST(RateLimiterTest, ChargesPastTheBucketMakeTheClientWait) {
   RateLimiter bytes(6000);  // 100 a second
   const auto t0 = RateLimiter::Clock::now();
-  EXPECT_FALSE(bytes.take("a", 1000, t0).has_value());
-  bytes.charge("a", 20'000, t0);  // an answer far larger than what was left
-  auto wait = bytes.take("a", 1000, t0);
+  EXPECT_FALSE(bytes.take(ClientKey::address("a"), 1000, t0).has_value());
+  bytes.charge(ClientKey::address("a"), 20'000, t0);  // an answer far larger than what was left
+  auto wait = bytes.take(ClientKey::address("a"), 1000, t0);
   ASSERT_TRUE(wait.has_value());
   EXPECT_EQ(*wait, 160) << "15,000 in debt plus 1,000 at 100 a second";
-  EXPECT_FALSE(bytes.take("b", 1000, t0).has_value()) << "another client";
-  EXPECT_FALSE(bytes.take("a", 1000, t0 + std::chrono::seconds(160)).has_value());
+  EXPECT_FALSE(bytes.take(ClientKey::address("b"), 1000, t0).has_value()) << "another client";
+  EXPECT_FALSE(
+      bytes.take(ClientKey::address("a"), 1000, t0 + std::chrono::seconds(160)).has_value());
 }
 
 TEST(LongRequestGateTest, OnePerClientAndATotal) {
   LongRequestGate gate(2);
-  auto first = gate.enter("a");
+  auto first = gate.enter(ClientKey::address("a"));
   ASSERT_TRUE(std::holds_alternative<std::unique_ptr<LongRequestGate::Pass>>(first));
-  auto again = gate.enter("a");
+  auto again = gate.enter(ClientKey::address("a"));
   ASSERT_TRUE(std::holds_alternative<LongRequestGate::Refusal>(again));
   EXPECT_EQ(std::get<LongRequestGate::Refusal>(again), LongRequestGate::Refusal::kClientBusy);
-  auto second = gate.enter("b");
+  auto second = gate.enter(ClientKey::address("b"));
   ASSERT_TRUE(std::holds_alternative<std::unique_ptr<LongRequestGate::Pass>>(second));
-  auto third = gate.enter("c");
+  auto third = gate.enter(ClientKey::address("c"));
   ASSERT_TRUE(std::holds_alternative<LongRequestGate::Refusal>(third));
   EXPECT_EQ(std::get<LongRequestGate::Refusal>(third), LongRequestGate::Refusal::kServerBusy);
   first = LongRequestGate::Refusal::kServerBusy;  // releases a's pass
-  EXPECT_TRUE(std::holds_alternative<std::unique_ptr<LongRequestGate::Pass>>(gate.enter("c")));
+  EXPECT_TRUE(std::holds_alternative<std::unique_ptr<LongRequestGate::Pass>>(
+      gate.enter(ClientKey::address("c"))));
 }
 
 }  // namespace

@@ -1,0 +1,14 @@
+#include "appview/xrpc/write_services.hpp"
+
+#include "appview/xrpc/api.hpp"
+
+namespace bulleted::appview {
+
+Result<std::unique_ptr<RecordSink>> PlainWrites::sink(schema::Store&, PdsSession* session) {
+  if (session == nullptr) return std::make_unique<LocalSink>(clock_);
+  if (services_.pds == nullptr) return fail(ErrorCode::kInternal, "a PDS session without pds mode");
+  PdsServices& pds = *services_.pds;
+  return std::make_unique<PdsSink>(pds.sessions, *session, pds.heads, pds.written);
+}
+
+}  // namespace bulleted::appview
