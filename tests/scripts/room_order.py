@@ -72,6 +72,11 @@ FILE_ORDER = {
 
 TEST_ONLY = {"schema/store_internals.hpp": ("tests/", "bench/")}
 
+# cpprestsdk (and its task library) only in the HTTP front and the network
+# client: the rest of the house never sees a cpprest type.
+CPPREST_ROOMS = ("appview/http/", "firehose/client/")
+CPPREST = re.compile(r'^\s*#\s*include\s+<(cpprest|pplx)/', re.M)
+
 
 def file_rank(room, path):
     """(rank, known) of a file directly inside `room`, else None."""
@@ -106,7 +111,10 @@ def main():
             if file.suffix not in (".cpp", ".hpp"):
                 continue
             rel = file.relative_to(root).as_posix()
-            targets = include.findall(file.read_text())
+            text = file.read_text()
+            targets = include.findall(text)
+            if top not in ("tests", "bench") and CPPREST.search(text) and not rel.startswith(CPPREST_ROOMS):
+                problems.append(f"{rel} includes cpprestsdk, which stays in {' and '.join(CPPREST_ROOMS)}")
             for target, allowed in TEST_ONLY.items():
                 if target in targets and not rel.startswith(allowed):
                     problems.append(f"{rel} includes {target}, which only tests and benchmarks may")
