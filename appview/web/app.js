@@ -2,10 +2,12 @@
 // only through XRPC. Record data is only ever set as text (textContent,
 // attributes through the DOM), never parsed as HTML. This module follows
 // changes, navigates, signs in, imports and exports; client.js, outline.js
-// and edit.js hold the rest.
+// and edit.js hold the rest, over the pure modules text.js, queue.js and
+// keys.js.
 import { $, call, canEdit, outlineRoot, query, say, state, xrpc } from './client.js';
 import { elementOf, focusText, groupOf, loadGroup, refreshGroup, updateElement } from './outline.js';
-import { enqueue, place, stale } from './edit.js';
+import { place } from './edit.js';
+import { edits } from './queue.js';
 
 // ---- following changes made elsewhere
 
@@ -35,15 +37,15 @@ async function follow() {
   if (state.editing) focusText(state.editing);
 }
 // In the edits' queue, so that a refresh never lands inside an edit.
-setInterval(() => enqueue(() => follow().catch((err) => say(`Not following changes: ${err.message}`, true))), 2000);
+setInterval(() => edits.enqueue(() => follow().catch((err) => say(`Not following changes: ${err.message}`, true))), 2000);
 
 // ---- navigation
 
 async function open() {
   const [, who, zoom] = location.hash.match(/^#\/([^/]*)\/?([^/]*)/) ?? [];
   const generation = ++state.generation;
-  stale.clear();
-  outlineRoot.replaceChildren();
+  edits.stale.clear();
+  outlineRoot().replaceChildren();
   $('breadcrumbs').replaceChildren();
   $('zoom-title').classList.add('hidden');
   $('tools').classList.toggle('hidden', !who);
@@ -60,7 +62,7 @@ async function open() {
     $('repo-input').value = id;
     state.cursor = (await query('getChanges', { repo: state.repo, latest: true })).cursor;
     if (state.zoom) await showZoom(generation);
-    await loadGroup(state.zoom, outlineRoot);
+    await loadGroup(state.zoom, outlineRoot());
     for (const id of ['add-node']) $(id).classList.toggle('hidden', !canEdit());
     document.querySelector('label[for="import-file"]').classList.toggle('hidden', !canEdit());
     say(canEdit() ? 'Editing.' : 'Read-only: sign in to edit.');
@@ -205,5 +207,6 @@ $('export-opml').addEventListener('click', () => exportAs('opml'));
 $('export-text').addEventListener('click', () => exportAs('text'));
 
 window.addEventListener('hashchange', open);
+state.token = sessionStorage.getItem('bulleted.token');
 showSignedIn();
 loadSession().finally(open);

@@ -1,13 +1,13 @@
 // The outliner's connection to the app view: what the page shows (state),
-// XRPC calls, and the status line.
+// XRPC calls, and the status line. Importing it touches nothing: the page's
+// elements are looked up when used, the stored token read by app.js.
 export const $ = (id) => document.getElementById(id);
-const statusBox = $('status');
-export const outlineRoot = $('outline');
+export const outlineRoot = () => $('outline');
 
 export const state = {
   repo: null,        // the outline's DID
   zoom: null,        // the rkey shown as the root, or null for the top level
-  token: sessionStorage.getItem('bulleted.token'),  // a local-mode token
+  token: null,       // a local-mode token (kept in sessionStorage)
   session: null,     // {did, handle?, via} of the OAuth sign-in (pds mode), by cookie
   oauth: false,      // whether this app view signs in with OAuth
   cursor: null,      // getChanges cursor
@@ -49,7 +49,8 @@ export const canEdit = () => !!state.token || (!!state.session && state.session.
 export const call = (method, body) => xrpc(`app.bulleted.${method}`, { body: { repo: state.repo, ...body } });
 
 export function say(text, isError = false) {
-  statusBox.textContent = text;
-  statusBox.classList.toggle('error', isError);
+  const box = $('status');
+  box.textContent = text;
+  box.classList.toggle('error', isError);
 }
 

@@ -1,7 +1,9 @@
 // Editing: saves as you type, and the keys' structural edits, shown in the
-// page at once and sent to the app view one after another.
+// page at once and sent to the app view one after another (queue.js).
 import { call, outlineRoot, query, say, state } from './client.js';
-import { elementOf, focusText, nodeElement, parentOf, refreshGroup, textOf, updateElement } from './outline.js';
+import { commandFor } from './keys.js';
+import { elementOf, focusText, nodeElement, parentOf, readStale, refreshGroup, textOf, updateElement, useEditing } from './outline.js';
+import { edits } from './queue.js';
 
 // Saves what the user typed into `element` (the bullet's text as shown).
 const pendingSaves = new Map();  // rkey -> timer
@@ -44,74 +46,61 @@ export async function place(parent, intent) {
 // The bullets shown beside `li` (one being deleted is hidden until it is).
 const siblings = (li) => [...li.parentElement.children].filter((e) => e.matches('li.node') && !e.classList.contains('hidden'));
 
-// Structural edits run one after another, in the order of the keys; each
-// reads the page when its turn comes (a bullet made by Enter has its rkey
-// by then). Typing goes on meanwhile into the focused bullet.
-let queue = Promise.resolve();
-export const enqueue = (work) => { queue = queue.then(work, work); return queue; };
 let drafts = 0;
-// Edits show in the page at once and reach the server in their turn. Until
-// the last one has, no group is rebuilt from the server's answers (which do
-// not have them yet); the groups to read are noted and read afterwards.
-export let unsent = 0;           // edits made in the page and not yet sent
-export let edits = 0;            // edits made in the page, ever
-export const stale = new Set();  // groups (parent rkey, null for the top) to read again
-export async function readStale() {
-  if (unsent > 0) return;
-  const groups = [...stale];
-  stale.clear();
-  for (const parent of groups) {
-    if (parent === null && state.zoom !== null) continue;
-    await refreshGroup(parent).catch(() => {});
-  }
-}
-// Runs `work` in the edits' queue as an edit made in the page now.
-function edit(work) {
-  unsent++;
-  edits++;
-  enqueue(async () => {
+
+// Runs `work` in the edits' queue as an edit made in the page now; the
+// stale groups are read once it is through.
+const edit = (work) => edits.edit(work, readStale);
+
+// An edit of bullet `li` in its turn: its text saved first, then `work`;
+// a failure is said and its group read again.
+function editOf(li, work) {
+  edit(async () => {
+    if (!li.isConnected) return;
+    const rkey = li.dataset.rkey;
+    const parent = parentOf(li);
     try {
-      await work();
-    } finally {
-      unsent--;
+      await save(rkey, textOf(li));
+      await work({ rkey, parent });
+    } catch (err) {
+      say(`${err.error ?? 'Failed'}: ${err.message}`, true);
+      edits.stale.add(parent ?? null);
     }
-    await readStale();
   });
 }
 
-function onKey(event) {
-  const text = event.target;
-  const li = text.closest('li.node');
-  const run = (work) => {
-    event.preventDefault();
-    edit(async () => {
-      if (!li.isConnected) return;
-      const rkey = li.dataset.rkey;
-      const parent = parentOf(li);
-      try {
-        await save(rkey, textOf(li));
-        await work({ rkey, parent });
-      } catch (err) {
-        say(`${err.error ?? 'Failed'}: ${err.message}`, true);
-        stale.add(parent ?? null);
-      }
-    });
-  };
-  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-    return run(async ({ rkey }) => {
+// A move made in the page at once (the bullet keeps the focus, so typing
+// goes on into it) and on the server in its turn, from the places the page
+// had when the key was pressed; the groups are then read again.
+function moved(li, parentLi, work) {
+  focusText(li.dataset.rkey);
+  editOf(li, async ({ rkey }) => {
+    await work(rkey);
+    edits.stale.add(parentOf(li) ?? null);
+    if (parentLi && parentLi.isConnected && parentOf(li) !== parentLi.dataset.rkey) edits.stale.add(parentLi.dataset.rkey);
+  });
+}
+
+const rkeyOf = (el) => (el ? el.dataset.rkey : state.zoom ?? undefined);
+
+// What each command of keys.js does to bullet `li`; true when it took the key.
+const commands = {
+  toggleCompleted(li) {
+    editOf(li, async ({ rkey }) => {
       const node = state.nodes.get(rkey);
       await call('updateNode', { rkey, completed: !node.completed });
       updateElement(li, { ...node, completed: !node.completed });
     });
-  }
-  if (event.key === 'Enter' && !event.shiftKey && !event.altKey) {
+    return true;
+  },
+  newBullet(li) {
     // The new bullet is there at once, focused, and takes what is typed; it
     // is created in its turn and saved with that text.
     const key = `draft-${++drafts}`;
     const draft = nodeElement({ rkey: key, text: '', childCount: 0, completed: false });
     li.after(draft);
     focusText(key);
-    return run(async ({ rkey, parent }) => {
+    editOf(li, async ({ rkey, parent }) => {
       const created = await place(parent, () => call('createNode', {
         parentRkey: parent ?? undefined, afterRkey: rkey, text: '' }));
       state.nodes.delete(key);
@@ -122,55 +111,36 @@ function onKey(event) {
         text: '', completed: false, childCount: 0, ...(parent ? { parent } : {}) });
       await save(created.rkey, textOf(draft));
     });
-  }
-  // Moves happen in the page at once (the bullet keeps the focus, so typing
-  // goes on into it) and on the server in their turn, from the places the
-  // page had when the key was pressed; the groups are then read again.
-  const parentLi = li.parentElement.closest('li.node');
-  const rkeyOf = (el) => (el ? el.dataset.rkey : state.zoom ?? undefined);
-  const moved = (work) => {
-    focusText(li.dataset.rkey);
-    run(async ({ rkey }) => {
-      await work(rkey);
-      stale.add(parentOf(li) ?? null);
-      if (parentLi && parentLi.isConnected && parentOf(li) !== parentLi.dataset.rkey) stale.add(parentLi.dataset.rkey);
-    });
-  };
-  if (event.key === 'Tab' && !event.shiftKey) {
-    event.preventDefault();
+    return true;
+  },
+  indent(li) {
+    const parentLi = li.parentElement.closest('li.node');
     const list = siblings(li);
     const into = list[list.indexOf(li) - 1];
-    if (!into) return;
+    if (!into) return true;
     state.expanded.add(into.dataset.rkey);
     into.querySelector(':scope > .children').append(li);
     updateElement(into, { ...state.nodes.get(into.dataset.rkey), childCount: (state.nodes.get(into.dataset.rkey)?.childCount ?? 0) + 1 });
-    return moved((rkey) => place(rkeyOf(into), () => call('moveNode', { rkey, parentRkey: into.dataset.rkey, position: 'last' })));
-  }
-  if (event.key === 'Tab' && event.shiftKey) {
-    event.preventDefault();
-    if (!parentLi) return;
+    moved(li, parentLi, (rkey) =>
+      place(rkeyOf(into), () => call('moveNode', { rkey, parentRkey: into.dataset.rkey, position: 'last' })));
+    return true;
+  },
+  outdent(li) {
+    const parentLi = li.parentElement.closest('li.node');
+    if (!parentLi) return true;
     const grandLi = parentLi.parentElement.closest('li.node');
     parentLi.after(li);
-    return moved((rkey) => place(rkeyOf(grandLi), () => call('moveNode', { rkey, parentRkey: rkeyOf(grandLi),
+    moved(li, parentLi, (rkey) => place(rkeyOf(grandLi), () => call('moveNode', { rkey, parentRkey: rkeyOf(grandLi),
       afterRkey: parentLi.dataset.rkey })));
-  }
-  if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown')) {
-    event.preventDefault();
-    const up = event.key === 'ArrowUp';
-    const list = siblings(li);
-    const other = list[list.indexOf(li) + (up ? -1 : 1)];
-    if (!other) return;
-    if (up) other.before(li);
-    else other.after(li);
-    return moved((rkey) => place(rkeyOf(parentLi), () => call('moveNode', { rkey, parentRkey: rkeyOf(parentLi),
-      ...(up ? { beforeRkey: other.dataset.rkey } : { afterRkey: other.dataset.rkey }) })));
-  }
-  if (event.key === 'Backspace' && text.textContent === '') {
+    return true;
+  },
+  moveUp: (li) => moveAlong(li, true),
+  moveDown: (li) => moveAlong(li, false),
+  deleteEmpty(li) {
     // Gone from the page at once (the focus to the bullet above), deleted in
     // its turn.
     const list = siblings(li);
     const before = list[list.indexOf(li) - 1] ?? li.parentElement.closest('li.node');
-    event.preventDefault();
     edit(async () => {
       const rkey = li.dataset.rkey;
       const parent = parentOf(li);
@@ -190,16 +160,39 @@ function onKey(event) {
     });
     li.classList.add('hidden');
     if (before) focusText(before.dataset.rkey);
-    return;
-  }
-  if ((event.key === 'ArrowUp' || event.key === 'ArrowDown') && !event.altKey) {
-    const texts = [...outlineRoot.querySelectorAll('.text')].filter((t) => !t.closest('li.hidden'));
-    const next = texts[texts.indexOf(text) + (event.key === 'ArrowUp' ? -1 : 1)];
-    if (next) {
-      event.preventDefault();
-      focusText(next.dataset.rkey);
-    }
-  }
+    return true;
+  },
+  focusPrevious: (li, text) => focusAlong(text, -1),
+  focusNext: (li, text) => focusAlong(text, 1),
+};
+
+function moveAlong(li, up) {
+  const parentLi = li.parentElement.closest('li.node');
+  const list = siblings(li);
+  const other = list[list.indexOf(li) + (up ? -1 : 1)];
+  if (!other) return true;
+  if (up) other.before(li);
+  else other.after(li);
+  moved(li, parentLi, (rkey) => place(rkeyOf(parentLi), () => call('moveNode', { rkey, parentRkey: rkeyOf(parentLi),
+    ...(up ? { beforeRkey: other.dataset.rkey } : { afterRkey: other.dataset.rkey }) })));
+  return true;
+}
+
+// The caret to the bullet shown before or after; the key is the browser's
+// when there is none.
+function focusAlong(text, step) {
+  const texts = [...outlineRoot().querySelectorAll('.text')].filter((t) => !t.closest('li.hidden'));
+  const next = texts[texts.indexOf(text) + step];
+  if (!next) return false;
+  focusText(next.dataset.rkey);
+  return true;
+}
+
+function onKey(event) {
+  const text = event.target;
+  const command = commandFor(event, { empty: text.textContent === '' });
+  if (!command) return;
+  if (commands[command](text.closest('li.node'), text)) event.preventDefault();
 }
 
 export function wireText(text) {
@@ -223,3 +216,5 @@ export function wireText(text) {
   });
 }
 
+
+useEditing({ wire: wireText, saveSoon });

@@ -1,52 +1,34 @@
 // Drawing the outline: bullets as elements, groups read a page at a time and
 // redrawn from the app view's answers, keeping the caret where it was.
 import { $, canEdit, outlineRoot, query, state } from './client.js';
-import { edits, enqueue, readStale, saveSoon, stale, unsent, wireText } from './edit.js';
+import { edits } from './queue.js';
+import { textPieces } from './text.js';
 
-// Text with its facets as nested spans: byte offsets over UTF-8.
+// What editing does with a bullet's text element (edit.js gives it, once,
+// when it is loaded): its listeners, and a save soon after typing.
+let editing = { wire: () => {}, saveSoon: () => {} };
+export const useEditing = (behaviour) => { editing = behaviour; };
+
+// Text with its facets as nested spans (text.js says which).
 function renderText(span, node) {
   span.replaceChildren();
-  const bytes = new TextEncoder().encode(node.text);
-  const facets = (node.facets ?? [])
-    .filter((f) => f.index && f.index.byteStart < f.index.byteEnd && f.index.byteEnd <= bytes.length)
-    .sort((a, b) => a.index.byteStart - b.index.byteStart);
-  const decode = (from, to) => new TextDecoder().decode(bytes.subarray(from, to));
-  let at = 0;
-  for (const facet of facets) {
-    const { byteStart, byteEnd } = facet.index;
-    if (byteStart < at) continue;  // overlapping facets: the first one wins
-    if (byteStart > at) span.append(decode(at, byteStart));
-    let piece = document.createElement('span');
-    for (const feature of facet.features ?? []) {
-      const kind = String(feature.$type ?? '').split('#')[1];
-      if (kind === 'link') {
-        const uri = String(feature.uri ?? '');
-        if (/^(https?:|mailto:)/i.test(uri)) {
-          const a = document.createElement('a');
-          a.href = uri;
-          a.rel = 'noopener noreferrer nofollow';
-          a.target = '_blank';
-          a.className = 'f-link';
-          a.append(...piece.childNodes);
-          piece = a;
-        }
-      } else if (kind === 'highlight') {
-        const color = String(feature.color ?? '').toLowerCase();
-        piece.classList.add(['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink'].includes(color) ? `hl-${color}` : 'hl-other');
-      } else if (kind === 'date') {
-        piece.classList.add('f-date');
-        piece.title = String(feature.start ?? '');
-      } else if (['bold', 'italic', 'underline', 'code'].includes(kind)) {
-        piece.classList.add(`f-${kind}`);
-      } else if (kind === 'strikethrough') {
-        piece.classList.add('f-strike');
-      }
+  for (const piece of textPieces(node.text, node.facets)) {
+    if (!piece.styled) {
+      span.append(piece.text);
+      continue;
     }
-    piece.append(decode(byteStart, byteEnd));
-    span.append(piece);
-    at = byteEnd;
+    const element = document.createElement(piece.href ? 'a' : 'span');
+    if (piece.href) {
+      element.href = piece.href;
+      element.rel = 'noopener noreferrer nofollow';
+      element.target = '_blank';
+      element.className = 'f-link';
+    }
+    element.classList.add(...piece.classes);
+    if (piece.title !== undefined) element.title = piece.title;
+    element.append(piece.text);
+    span.append(element);
   }
-  if (at < bytes.length) span.append(decode(at, bytes.length));
 }
 
 export function nodeElement(node) {
@@ -72,7 +54,7 @@ export function nodeElement(node) {
   const text = document.createElement('span');
   text.className = 'text';
   text.dataset.rkey = node.rkey;
-  wireText(text);
+  editing.wire(text);
   row.append(toggle, bullet, text);
   const note = document.createElement('div');
   note.className = 'note';
@@ -102,8 +84,8 @@ export function updateElement(li, node) {
   note.classList.toggle('hidden', !node.note);
 }
 
-export const elementOf = (rkey) => outlineRoot.querySelector(`li.node[data-rkey="${CSS.escape(rkey)}"]`);
-export const groupOf = (parent) => (parent === null || parent === state.zoom ? outlineRoot : elementOf(parent)?.querySelector(':scope > .children'));
+export const elementOf = (rkey) => outlineRoot().querySelector(`li.node[data-rkey="${CSS.escape(rkey)}"]`);
+export const groupOf = (parent) => (parent === null || parent === state.zoom ? outlineRoot() : elementOf(parent)?.querySelector(':scope > .children'));
 export const parentOf = (li) => li.parentElement.closest('li.node')?.dataset.rkey ?? state.zoom;
 export const textOf = (li) => li.querySelector(':scope > .row > .text');
 
@@ -111,7 +93,7 @@ export const textOf = (li) => li.querySelector(':scope > .row > .text');
 // asked ("more"), never the whole outline at once.
 export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
   const generation = state.generation;
-  const editsBefore = edits;
+  const editsBefore = edits.made;
   const nodes = [];
   let cursor;
   do {
@@ -123,9 +105,9 @@ export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
   // The answer may be older than what the page shows: an edit made in the
   // page and not yet sent (or made while this was read) would be undone by
   // it. The group is read again once the edits are through.
-  if (unsent > 0 || edits !== editsBefore) {
-    stale.add(parent ?? null);
-    if (unsent === 0) enqueue(readStale);
+  if (edits.unsent > 0 || edits.made !== editsBefore) {
+    edits.stale.add(parent ?? null);
+    if (edits.unsent === 0) edits.enqueue(readStale);
     return;
   }
   // What is being typed survives the rebuild: the focused bullet's text as
@@ -153,7 +135,7 @@ export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
     ul.replaceChildren(...elements);
   }
   if (cursor) ul.append(moreButton(parent, ul, cursor));
-  if (ul === outlineRoot) $('empty').classList.toggle('hidden', nodes.length > 0);
+  if (ul === outlineRoot()) $('empty').classList.toggle('hidden', nodes.length > 0);
   await Promise.all(nodes.filter((n) => state.expanded.has(n.rkey) && n.childCount > 0)
     .map((n) => loadGroup(n.rkey, elementOf(n.rkey).querySelector(':scope > .children'))));
   if (typing && !(kept && elements.includes(kept))) {
@@ -161,7 +143,7 @@ export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
     if (li) {
       textOf(li).textContent = typing.text;
       focusText(typing.rkey);
-      if (typing.text !== state.nodes.get(typing.rkey)?.text) saveSoon(textOf(li));
+      if (typing.text !== state.nodes.get(typing.rkey)?.text) editing.saveSoon(textOf(li));
     }
   }
 }
@@ -193,6 +175,14 @@ export async function refreshGroup(parent) {
     const node = await query('getNode', { repo: state.repo, rkey: parent });
     const li = elementOf(parent);
     if (li) updateElement(li, node);
+  }
+}
+
+// Reads the groups noted stale, once no edit is unsent.
+export async function readStale() {
+  for (const parent of edits.takeStale()) {
+    if (parent === null && state.zoom !== null) continue;
+    await refreshGroup(parent).catch(() => {});
   }
 }
 
