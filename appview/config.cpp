@@ -145,6 +145,11 @@ std::function<std::optional<std::string>(Config&, const nlohmann::json&)> string
   };
 }
 
+// Every setting, one row each: its config-file key, its environment
+// variable, its CLI flag and how its value is read and checked. The table is
+// longer than a function should be because it is the list of settings, one
+// line a setting, read top to bottom like docs/OPERATIONS.md's; splitting it
+// would only hide some of them.
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> kSettings = {
       {"server.bind", "BULLETED_BIND", "bind", text(&Config::bind)},

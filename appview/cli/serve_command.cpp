@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <variant>
 
 #include "appview/cli/args.hpp"
 #include "appview/cli/common.hpp"
@@ -58,12 +59,9 @@ firehose::ConsumerOptions consumer_options(const appview::Config& config) {
   return options;
 }
 
-}  // namespace
-
-int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*/,
-                      std::ostream& err) {
-  // Before any thread exists: SIGINT/SIGTERM are waited for with sigwait on
-  // this thread, and a closed socket never kills the process.
+// Before any thread exists: SIGINT/SIGTERM are waited for with sigwait on
+// this thread, and a closed socket never kills the process.
+sigset_t prepare_process() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -79,29 +77,142 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     files.rlim_cur = files.rlim_max;
     (void)setrlimit(RLIMIT_NOFILE, &files);
   }
+  return signals;
+}
 
+// The configuration, the log it asks for, and the index opened (its
+// migrations applied before anything else uses the file).
+struct Setup {
+  std::optional<appview::Config> config;
+  std::unique_ptr<schema::Store> store;
+};
+std::variant<Setup, int> set_up(const std::vector<std::string>& argv, std::ostream& err) {
   auto args = parse_args(argv, config_arg_spec());
   if (!args) {
     err << "error: " << args.error() << "\n";
     return 2;
   }
-  auto config = load_config_or_report(*args, err);
-  if (!config) return 2;
-  appview::configure_logging(config->log_level, config->log_format);
+  Setup setup;
+  setup.config = load_config_or_report(*args, err);
+  if (!setup.config) return 2;
+  const appview::Config& config = *setup.config;
+  appview::configure_logging(config.log_level, config.log_format);
   spdlog::info("bulleted-appview {} starting with {}", appview::kVersion,
-               appview::to_json(*config, true).dump());
+               appview::to_json(config, true).dump());
   // OpenSSL initialises itself on first use and leaves that state with the
   // thread that did it: let it be this one, which ends cleanly, rather than a
   // cpprest pool thread (admission digests tokens there), which never does.
   (void)firehose::sha256("");
   // Before any other cpprest use: a small pool gives the best tail latency.
   appview::init_cpprest_threads(2);
+  setup.store = open_store_or_report(config, err);
+  if (!setup.store) return 1;
+  spdlog::info("database {} at schema version {}", config.db_path, schema::Store::schema_version());
+  return setup;
+}
 
-  // Opening applies the migrations before anything else uses the file.
-  auto store = open_store_or_report(*config, err);
-  if (!store) return 1;
-  spdlog::info("database {} at schema version {}", config->db_path,
-               schema::Store::schema_version());
+// What pds mode adds: sessions on users' PDSes (and the client that reaches
+// them) and, with a public URL, the OAuth client that signs users in.
+struct PdsParts {
+  std::shared_ptr<firehose::XrpcClient> client;
+  std::unique_ptr<appview::PdsServices> pds;
+  std::unique_ptr<appview::OAuthClient> oauth;
+};
+
+// pds mode's parts (none in local mode), or the exit status of a refusal.
+std::variant<PdsParts, int> start_pds_mode(const appview::Config& config, schema::Store& store,
+                                           identity::IdentityResolver& identity,
+                                           std::shared_ptr<identity::Fetcher> fetcher,
+                                           firehose::WrittenRevs& written, std::ostream& err) {
+  PdsParts parts;
+  if (config.mode != appview::Mode::kPds) return parts;
+  if (!config.session_key || config.session_key->size() < 32) {
+    err << "error: pds mode needs auth.sessionKey (BULLETED_SESSION_KEY), a secret of at least "
+           "32 characters that encrypts PDS sessions at rest\n";
+    return 2;
+  }
+  // Users' own PDSes: writes, and a whole repo when a write finds it changed.
+  parts.client = firehose::make_http_xrpc_client(std::chrono::seconds(config.fetch_timeout_seconds),
+                                                 static_cast<std::size_t>(config.max_repo_bytes));
+  parts.pds = std::make_unique<appview::PdsServices>(
+      parts.client, identity, appview::SecretBox(*config.session_key), written);
+  if (!config.public_url) {
+    spdlog::info("oauth: off (set service.publicUrl to sign users in with OAuth)");
+    return parts;
+  }
+  // The app view signs users in as a confidential client and writes with
+  // their grants.
+  auto keys = appview::load_client_keys(config.oauth_key_file, store,
+                                        appview::SecretBox(*config.session_key));
+  if (!keys) {
+    err << "error: " << keys.error().message << "\n";
+    return 2;
+  }
+  parts.oauth = std::make_unique<appview::OAuthClient>(
+      appview::OAuthClientOptions{.public_url = *config.public_url,
+                                  .allow_private_addresses = config.allow_private_addresses},
+      std::move(*keys), std::move(fetcher), parts.client, identity,
+      appview::SecretBox(*config.session_key));
+  parts.pds->sessions.use_oauth(parts.oauth.get());
+  spdlog::info("oauth: client {}", parts.oauth->client_id());
+  return parts;
+}
+
+// The firehose consumer, started (null when it cannot start).
+std::unique_ptr<firehose::FirehoseConsumer> start_consumer(const appview::Config& config,
+                                                           firehose::WrittenRevs& written,
+                                                           firehose::FirehoseMetrics& metrics) {
+  auto options = consumer_options(config);
+  options.ingest.written = &written;
+  auto consumer = std::make_unique<firehose::FirehoseConsumer>(options, metrics);
+  if (auto r = consumer->start(); !r) {
+    spdlog::error("cannot start the firehose consumer: {}", r.error().message);
+    return nullptr;
+  }
+  return consumer;
+}
+
+// The end-to-end tests' fault injection (appview/xrpc/faults.hpp), behind
+// its one switch: it decorates the writes' services here and the handler
+// where the server is made. Null when off.
+std::unique_ptr<appview::InjectedFaults> fault_injection(appview::AppContext& context,
+                                                         const PdsParts& parts) {
+  const char* on = std::getenv("BULLETED_FAULT_INJECTION");
+  if (on == nullptr || std::string(on) != "1") return nullptr;
+  spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
+  auto faults = std::make_unique<appview::InjectedFaults>(
+      context.writes(), parts.pds ? &parts.pds->sessions : nullptr);
+  context.services.writes = faults.get();
+  return faults;
+}
+
+// The HTTP front's options, calling `api` (and counting waits in `metrics`).
+appview::HttpServerOptions http_options(const appview::Config& config, appview::Api& api,
+                                        appview::RequestMetrics& metrics) {
+  appview::HttpServerOptions http;
+  http.bind = config.bind;
+  http.port = config.port;
+  http.workers = config.threads;
+  http.default_body_limit = config.max_body_bytes;
+  http.admit = [&api](const appview::HttpRequestHead& head) { return api.admit(head); };
+  http.refusal = [](const Error& error) { return appview::error_response(error); };
+  http.decorate = [&api](const appview::HttpRequestHead& head, appview::HttpResponse& response) {
+    api.decorate(head, response);
+  };
+  http.waited = [&metrics](appview::Lane lane, double seconds) {
+    metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests", seconds);
+  };
+  return http;
+}
+
+}  // namespace
+
+int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*/,
+                      std::ostream& err) {
+  sigset_t signals = prepare_process();
+  auto set = set_up(argv, err);
+  if (auto* status = std::get_if<int>(&set)) return *status;
+  auto& [config, store] = std::get<Setup>(set);
 
   // Every fetch a request makes to a host the network (or a caller) names
   // goes through one fetcher: caps and timeouts per kind, the network
@@ -112,55 +223,18 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
       firehose::make_http_fetcher({.allow_private_addresses = config->allow_private_addresses});
   identity::IdentityResolver identity(fetcher, identity_options(*config));
 
-  // pds mode: sessions on users' PDSes, and the revs written through them
-  // (the consumer skips their firehose echoes).
+  // pds mode: the revs written through users' sessions (the consumer skips
+  // their firehose echoes).
   firehose::WrittenRevs written;
-  std::unique_ptr<appview::PdsServices> pds;
-  std::shared_ptr<firehose::XrpcClient> pds_client;
-  if (config->mode == appview::Mode::kPds) {
-    if (!config->session_key || config->session_key->size() < 32) {
-      err << "error: pds mode needs auth.sessionKey (BULLETED_SESSION_KEY), a secret of at least "
-             "32 characters that encrypts PDS sessions at rest\n";
-      return 2;
-    }
-    // Users' own PDSes: writes, and a whole repo when a write finds it changed.
-    pds_client =
-        firehose::make_http_xrpc_client(std::chrono::seconds(config->fetch_timeout_seconds),
-                                        static_cast<std::size_t>(config->max_repo_bytes));
-    pds = std::make_unique<appview::PdsServices>(pds_client, identity,
-                                                 appview::SecretBox(*config->session_key), written);
-  }
-
-  // OAuth (pds mode with a public URL): the app view signs users in as a
-  // confidential client and writes with their grants.
-  std::unique_ptr<appview::OAuthClient> oauth;
-  if (pds && config->public_url) {
-    auto keys = appview::load_client_keys(config->oauth_key_file, *store,
-                                          appview::SecretBox(*config->session_key));
-    if (!keys) {
-      err << "error: " << keys.error().message << "\n";
-      return 2;
-    }
-    oauth = std::make_unique<appview::OAuthClient>(
-        appview::OAuthClientOptions{.public_url = *config->public_url,
-                                    .allow_private_addresses = config->allow_private_addresses},
-        std::move(*keys), fetcher, pds_client, identity, appview::SecretBox(*config->session_key));
-    pds->sessions.use_oauth(oauth.get());
-    spdlog::info("oauth: client {}", oauth->client_id());
-  } else if (pds) {
-    spdlog::info("oauth: off (set service.publicUrl to sign users in with OAuth)");
-  }
+  auto started = start_pds_mode(*config, *store, identity, fetcher, written, err);
+  if (auto* status = std::get_if<int>(&started)) return *status;
+  PdsParts parts = std::move(std::get<PdsParts>(started));
 
   firehose::FirehoseMetrics metrics;
   std::unique_ptr<firehose::FirehoseConsumer> consumer;
   if (config->firehose_url) {
-    auto options = consumer_options(*config);
-    options.ingest.written = &written;
-    consumer = std::make_unique<firehose::FirehoseConsumer>(options, metrics);
-    if (auto r = consumer->start(); !r) {
-      spdlog::error("cannot start the firehose consumer: {}", r.error().message);
-      return 1;
-    }
+    consumer = start_consumer(*config, written, metrics);
+    if (!consumer) return 1;
   } else {
     spdlog::info("no firehose configured (firehose.url, --firehose): not following the network");
   }
@@ -169,61 +243,38 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   // Health and readiness answer from what this thread last read, at once.
   appview::DatabaseProbe database(config->db_path, config->busy_timeout_ms);
   database.start();
-  context.services.database = &database;
   // Imports run on a thread of their own, resuming unfinished jobs.
   appview::ImportRunner imports(config->db_path, config->busy_timeout_ms,
                                 [&](schema::Store& store, const schema::ImportJobRow& job) {
-                                  return appview::job_sink_for(store, job, pds.get(),
+                                  return appview::job_sink_for(store, job, parts.pds.get(),
                                                                context.clock);
                                 });
   imports.use_locks(&context.locks);
   imports.start();
-  context.services.firehose = consumer ? &metrics : nullptr;
-  context.services.pds = pds.get();
-  context.services.oauth = oauth.get();
-  context.services.imports = &imports;
-  // com.atproto.identity.resolveHandle, sign-ins and service auth share the
-  // resolver (one cache) and its fetcher's gate.
-  context.services.identity = &identity;
-  context.services.outbound = &outbound;
   // Service auth: JWTs for this app view's DID, keys from the same resolver.
   std::unique_ptr<appview::ServiceAuth> service_auth;
   if (config->service_did) {
     service_auth = std::make_unique<appview::ServiceAuth>(
         appview::ServiceAuthOptions{.service_did = *config->service_did}, identity);
-    context.services.service_auth = service_auth.get();
     spdlog::info("service auth: accepting JWTs for {}", *config->service_did);
   }
-  // The end-to-end tests' fault injection (appview/xrpc/faults.hpp), behind
-  // its one switch: decorates the writes' services and the handler.
-  std::unique_ptr<appview::InjectedFaults> faults;
-  if (const char* on = std::getenv("BULLETED_FAULT_INJECTION");
-      on != nullptr && std::string(on) == "1") {
-    spdlog::warn("fault injection is on (BULLETED_FAULT_INJECTION=1): never in production");
-    faults =
-        std::make_unique<appview::InjectedFaults>(context.writes(), pds ? &pds->sessions : nullptr);
-    context.services.writes = faults.get();
-  }
+  // com.atproto.identity.resolveHandle, sign-ins and service auth share the
+  // resolver (one cache) and its fetcher's gate.
+  context.services = {.firehose = consumer ? &metrics : nullptr,
+                      .pds = parts.pds.get(),
+                      .imports = &imports,
+                      .identity = &identity,
+                      .outbound = &outbound,
+                      .database = &database,
+                      .service_auth = service_auth.get(),
+                      .oauth = parts.oauth.get()};
+  auto faults = fault_injection(context, parts);
   appview::Api api(context);
-  appview::HttpServerOptions http;
-  http.bind = config->bind;
-  http.port = config->port;
-  http.workers = config->threads;
-  http.default_body_limit = config->max_body_bytes;
-  http.admit = [&api](const appview::HttpRequestHead& head) { return api.admit(head); };
-  http.refusal = [](const Error& error) { return appview::error_response(error); };
-  http.decorate = [&api](const appview::HttpRequestHead& head, appview::HttpResponse& response) {
-    api.decorate(head, response);
-  };
-  http.waited = [&context](appview::Lane lane, double seconds) {
-    context.metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests",
-                                seconds);
-  };
   appview::HttpHandler handler = [&api](const appview::HttpRequest& request) {
     return api.handle(request);
   };
   if (faults) handler = faults->decorate(std::move(handler));
-  appview::HttpServer server(http, std::move(handler));
+  appview::HttpServer server(http_options(*config, api, context.metrics), std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
   if (auto r = server.start(); !r) {
     spdlog::error("{}", r.error().message);

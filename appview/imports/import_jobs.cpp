@@ -257,6 +257,57 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
   return job;
 }
 
+// A job whose plan is all written: done, its plan dropped with it, and the
+// pages that freed given back to the system (a few at a time, so writers
+// wait little).
+Result<schema::ImportJobRow> finish_job(schema::Store& store, schema::ImportJobRow job) {
+  spdlog::info("import {}: done, {} nodes", job.id, job.done);
+  if (auto r = move_job(store, job, schema::ImportState::kDone, std::nullopt, job.errors_json);
+      !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto given = store.give_back_free_pages(); !given) {
+    spdlog::warn("import {}: the free pages could not be given back: {}", job.id,
+                 given.error().message);
+  } else if (*given > 0) {
+    spdlog::info("import {}: {} free pages given back to the system", job.id, *given);
+  }
+  return job;
+}
+
+// A batch whose commit failed: waiting for the host's rate limit, retried
+// later after a failure upstream, or failed for good.
+Result<schema::ImportJobRow> after_failed_commit(schema::Store& store, schema::ImportJobRow job,
+                                                 const Error& error) {
+  using schema::ImportState;
+  const auto now = std::chrono::system_clock::now();
+  ImportState state = ImportState::kFailed;
+  std::optional<std::string> resume_at;
+  std::string errors = append_error(job.errors_json, error.message);
+  switch (error.code) {
+    case ErrorCode::kRateLimited:
+      state = ImportState::kWaiting;
+      resume_at = schema::format_datetime(
+          now + std::chrono::seconds(std::max(1, error.retry_after_seconds)));
+      errors = job.errors_json;
+      spdlog::info("import {}: rate limited at {}/{}; waiting until {}", job.id, job.done,
+                   job.total, *resume_at);
+      break;
+    case ErrorCode::kUpstreamFailure:
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kRepoChanged:
+      state = ImportState::kWaiting;
+      resume_at = schema::format_datetime(now + kRetryAfterFailure);
+      spdlog::warn("import {}: {}; retrying at {}", job.id, error.message, *resume_at);
+      break;
+    default:
+      spdlog::error("import {}: failed at {}/{}: {}", job.id, job.done, job.total, error.message);
+  }
+  if (auto r = move_job(store, job, state, resume_at, errors); !r)
+    return std::unexpected(r.error());
+  return job;
+}
+
 Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& sink,
                                               const std::string& job_id, bool first_of_run,
                                               GroupLocks* locks) {
@@ -277,20 +328,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
   }
   auto rows = store.import_jobs().plan(job.id, job.done, kImportBatch);
   if (!rows) return std::unexpected(rows.error());
-  if (rows->empty()) {
-    spdlog::info("import {}: done, {} nodes", job.id, job.done);
-    auto finished = set_state(ImportState::kDone, std::nullopt, job.errors_json);
-    if (!finished) return finished;
-    // The plan went with the move to done: its pages go back to the system
-    // (a few at a time, so writers wait little).
-    if (auto given = store.give_back_free_pages(); !given) {
-      spdlog::warn("import {}: the free pages could not be given back: {}", job.id,
-                   given.error().message);
-    } else if (*given > 0) {
-      spdlog::info("import {}: {} free pages given back to the system", job.id, *given);
-    }
-    return finished;
-  }
+  if (rows->empty()) return finish_job(store, std::move(job));
   const std::int64_t after = job.done + static_cast<std::int64_t>(rows->size());
   if (first_of_run) {
     // A batch is one commit: if its first record is in the repo, all are.
@@ -335,31 +373,7 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
       committed = sink.commit(store, job.did, writes, options);
     }
   }
-  if (!committed) {
-    const Error& error = committed.error();
-    const auto now = std::chrono::system_clock::now();
-    switch (error.code) {
-      case ErrorCode::kRateLimited: {
-        const auto resume = now + std::chrono::seconds(std::max(1, error.retry_after_seconds));
-        spdlog::info("import {}: rate limited at {}/{}; waiting until {}", job.id, job.done,
-                     job.total, schema::format_datetime(resume));
-        return set_state(ImportState::kWaiting, schema::format_datetime(resume), job.errors_json);
-      }
-      case ErrorCode::kUpstreamFailure:
-      case ErrorCode::kUnavailable:
-      case ErrorCode::kRepoChanged: {
-        const auto resume = now + kRetryAfterFailure;
-        spdlog::warn("import {}: {}; retrying at {}", job.id, error.message,
-                     schema::format_datetime(resume));
-        return set_state(ImportState::kWaiting, schema::format_datetime(resume),
-                         append_error(job.errors_json, error.message));
-      }
-      default:
-        spdlog::error("import {}: failed at {}/{}: {}", job.id, job.done, job.total, error.message);
-        return set_state(ImportState::kFailed, std::nullopt,
-                         append_error(job.errors_json, error.message));
-    }
-  }
+  if (!committed) return after_failed_commit(store, std::move(job), committed.error());
   job.done = after;
   // Paced by the host's rate-limit headers: with nothing left in the window,
   // wait for its reset rather than run into a 429.

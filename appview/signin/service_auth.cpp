@@ -112,18 +112,18 @@ Result<bool> ServiceAuth::remember(const std::string& issuer, const std::string&
   return true;
 }
 
-Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_view nsid,
-                                         KeyAccess access) {
-  auto parsed = parse_jwt(token);
-  if (!parsed) return refuse(parsed.error().message);
-  const Jwt& jwt = *parsed;
-  const std::string* alg = string_claim(jwt.header, "alg");
+namespace {
+
+// The curve a JWT's header says it is signed on: ES256K or ES256, and no
+// typ of another kind of token.
+Result<firehose::KeyCurve> header_curve(const nlohmann::json& header) {
+  const std::string* alg = string_claim(header, "alg");
   if (alg == nullptr) return refuse("the JWT header has no alg");
   if (*alg == "none") return refuse("alg none is refused: the token must be signed");
   if (*alg != "ES256K" && *alg != "ES256") {
     return refuse("alg " + *alg + " is not supported (ES256K or ES256)");
   }
-  if (const std::string* typ = string_claim(jwt.header, "typ")) {
+  if (const std::string* typ = string_claim(header, "typ")) {
     // Media types are case-insensitive, and "application/" may be left out
     // (RFC 7515, 4.1.9).
     std::string kind = lower(*typ);
@@ -132,7 +132,14 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
       return refuse("a token of typ " + *typ + " is not a service-auth token");
     }
   }
-  const std::string* iss = string_claim(jwt.payload, "iss");
+  return *alg == "ES256" ? firehose::KeyCurve::kP256 : firehose::KeyCurve::kSecp256k1;
+}
+
+}  // namespace
+
+Result<ServiceAuth::Claims> ServiceAuth::checked_claims(const nlohmann::json& payload,
+                                                        std::string_view nsid) {
+  const std::string* iss = string_claim(payload, "iss");
   if (iss == nullptr) return refuse("the token has no iss");
   // A fragment names one of the DID's services (a labeler), signed with
   // another key than the account's #atproto: not a caller this app view
@@ -142,31 +149,30 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
   }
   const std::string& did = *iss;
   if (!schema::Did::parse(did)) return refuse("iss is not a DID");
-  const std::string* aud = string_claim(jwt.payload, "aud");
+  const std::string* aud = string_claim(payload, "aud");
   if (aud == nullptr) return refuse("the token has no aud");
   if (*aud != options_.service_did &&
       *aud != options_.service_did + std::string(kServiceFragment)) {
     return refuse("aud " + *aud + " is not this app view (" + options_.service_did + ")");
   }
-  const std::string* lxm = string_claim(jwt.payload, "lxm");
+  const std::string* lxm = string_claim(payload, "lxm");
   if (lxm == nullptr) {
     return refuse("the token has no lxm; ask the PDS for one bound to " + std::string(nsid));
   }
   if (*lxm != nsid)
     return refuse("lxm " + *lxm + " is not the method called (" + std::string(nsid) + ")");
   const std::int64_t now = now_();
-  const TimeClaim exp_claim = time_claim(jwt.payload, "exp");
-  if (!exp_claim.present) return refuse("the token has no exp");
-  const TimeClaim iat = time_claim(jwt.payload, "iat");
-  const TimeClaim nbf = time_claim(jwt.payload, "nbf");
-  if (!exp_claim.valid || !iat.valid || !nbf.valid) {
+  const TimeClaim exp = time_claim(payload, "exp");
+  if (!exp.present) return refuse("the token has no exp");
+  const TimeClaim iat = time_claim(payload, "iat");
+  const TimeClaim nbf = time_claim(payload, "nbf");
+  if (!exp.valid || !iat.valid || !nbf.valid) {
     return refuse("exp, iat and nbf must be whole seconds from 0 to 2^53");
   }
-  const std::int64_t* exp = &exp_claim.value;
-  if (*exp + options_.leeway_seconds < now) {
-    return refuse("the token expired " + std::to_string(now - *exp) + " s ago");
+  if (exp.value + options_.leeway_seconds < now) {
+    return refuse("the token expired " + std::to_string(now - exp.value) + " s ago");
   }
-  if (*exp - now > options_.max_lifetime_seconds) {
+  if (exp.value - now > options_.max_lifetime_seconds) {
     return refuse("the token's exp is more than " + std::to_string(options_.max_lifetime_seconds) +
                   " s away");
   }
@@ -176,22 +182,35 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
   if (nbf.present && nbf.value > now + options_.leeway_seconds) {
     return refuse("the token is not valid yet (nbf)");
   }
-  const std::string* jti = string_claim(jwt.payload, "jti");
+  const std::string* jti = string_claim(payload, "jti");
   if (jti == nullptr || jti->empty() || jti->size() > 256) {
     return refuse("the token has no jti (or one longer than 256 characters)");
   }
-  const std::string replay_key = did + " " + *jti;
+  return Claims{did, exp.value, did + " " + *jti};
+}
+
+Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_view nsid,
+                                         KeyAccess access) {
+  auto parsed = parse_jwt(token);
+  if (!parsed) return refuse(parsed.error().message);
+  const Jwt& jwt = *parsed;
+  auto curve_of = header_curve(jwt.header);
+  if (!curve_of) return std::unexpected(curve_of.error());
+  const firehose::KeyCurve curve = *curve_of;
+  const std::string alg(jws_algorithm(curve));
+  auto claims = checked_claims(jwt.payload, nsid);
+  if (!claims) return std::unexpected(claims.error());
+  const std::string& did = claims->did;
+  const std::string& replay_key = claims->replay_key;
   {
     std::lock_guard lock(mutex_);
     if (seen_.contains(replay_key)) return refuse("the token was used before (jti replayed)");
   }
   if (jwt.signature.size() != 64) return refuse("the signature is not 64 bytes (r || s)");
 
-  const firehose::KeyCurve curve =
-      *alg == "ES256" ? firehose::KeyCurve::kP256 : firehose::KeyCurve::kSecp256k1;
   auto verify = [&](const firehose::PublicKey& key) -> Result<void> {
     if (key.curve() != curve) {
-      return refuse("alg " + *alg + " does not match the issuer's " +
+      return refuse("alg " + alg + " does not match the issuer's " +
                     std::string(jws_algorithm(key.curve())) + " key");
     }
     const auto check = firehose::verify_signature(key, jwt.signing_input, jwt.signature,
@@ -221,7 +240,7 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
     if (!fresh) return std::unexpected(ok.error());
     if (auto again = verify(*fresh); !again) return std::unexpected(again.error());
   }
-  auto first = remember(did, replay_key, *exp);
+  auto first = remember(did, replay_key, claims->exp);
   if (!first) return std::unexpected(first.error());
   if (!*first) return refuse("the token was used before (jti replayed)");
   return ServiceCaller{did, true};

@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -67,6 +68,14 @@ class ServiceAuth {
  private:
   // Records iss+jti until `exp`; false when it was already there.
   Result<bool> remember(const std::string& issuer, const std::string& key, std::int64_t exp);
+  // What the claims of a token to `nsid` say, once each has been checked:
+  // the issuer, the expiry, the replay key (iss jti).
+  struct Claims {
+    std::string did;
+    std::int64_t exp = 0;
+    std::string replay_key;
+  };
+  Result<Claims> checked_claims(const nlohmann::json& payload, std::string_view nsid);
 
   ServiceAuthOptions options_;
   firehose::RepoKeys& keys_;

@@ -44,6 +44,103 @@ void render_histograms(std::ostream& out, const char* name, const char* help, co
   }
 }
 
+// The index's gauges and its WAL checkpoints.
+void render_index(std::ostringstream& out, std::int64_t node_count,
+                  const schema::CheckpointCounts& checkpoints) {
+  out << "# HELP bulleted_index_nodes Nodes in the index.\n# TYPE bulleted_index_nodes gauge\n"
+      << "bulleted_index_nodes " << node_count << "\n";
+  out << "# HELP bulleted_index_wal_checkpoints_total Background WAL checkpoints: passive runs "
+         "that copied the whole WAL or part of it (a reader held the rest), and restarts that let "
+         "the next writer start the WAL over or gave up (a lock or a reader held too long).\n"
+         "# TYPE bulleted_index_wal_checkpoints_total counter\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"whole\"} "
+      << checkpoints.runs - checkpoints.partial_runs << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"partial\"} "
+      << checkpoints.partial_runs << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"done\"} "
+      << checkpoints.restarts << "\n"
+      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"gave_up\"} "
+      << checkpoints.failed_restarts << "\n";
+}
+
+// The firehose consumer's counters and gauges.
+void render_firehose(std::ostringstream& out, const firehose::FirehoseMetrics& m) {
+  out << "# HELP bulleted_firehose_events_total Firehose events by type and outcome.\n"
+         "# TYPE bulleted_firehose_events_total counter\n";
+  for (std::size_t i = 0; i < firehose::FirehoseMetrics::kEventTypes.size(); ++i) {
+    const auto type = firehose::FirehoseMetrics::kEventTypes[i];
+    out << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"received\"} "
+        << m.received[i] << "\n"
+        << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"applied\"} "
+        << m.applied[i] << "\n"
+        << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"skipped\"} "
+        << m.skipped[i] << "\n"
+        << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"errored\"} "
+        << m.errored[i] << "\n";
+  }
+  auto counter = [&out](const char* name, const char* help, std::uint64_t value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n"
+        << name << " " << value << "\n";
+  };
+  auto gauge = [&out](const char* name, const char* help, std::int64_t value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n"
+        << name << " " << value << "\n";
+  };
+  counter("bulleted_firehose_ops_applied_total", "Record ops applied to the index.", m.ops_applied);
+  counter("bulleted_firehose_ops_stale_total", "Record ops not newer than the index.", m.ops_stale);
+  counter("bulleted_firehose_duplicate_events_total", "Events at or below the cursor.",
+          m.duplicate_events);
+  counter("bulleted_firehose_decode_errors_total", "Frames that did not decode.", m.decode_errors);
+  counter("bulleted_firehose_records_rejected_total", "Invalid app.bulleted.node records.",
+          m.records_rejected);
+  out << "# HELP bulleted_firehose_verification_failures_total Commits, syncs and repos "
+         "refused by verification, by reason.\n"
+         "# TYPE bulleted_firehose_verification_failures_total counter\n";
+  for (std::size_t i = 0; i < firehose::FirehoseMetrics::kVerifyReasons.size(); ++i) {
+    out << "bulleted_firehose_verification_failures_total{reason=\""
+        << firehose::FirehoseMetrics::kVerifyReasons[i] << "\"} " << m.verification_failures[i]
+        << "\n";
+  }
+  counter("bulleted_firehose_commits_verified_total", "Commits whose signature and MST proof held.",
+          m.commits_verified);
+  counter("bulleted_firehose_key_refreshes_total",
+          "DID documents read again after a signature did not verify.", m.key_refreshes);
+  counter("bulleted_firehose_resyncs_started_total", "Repos marked desynchronized.",
+          m.resyncs_started);
+  counter("bulleted_firehose_resyncs_done_total", "Repos resynced from getRepo.", m.resyncs_done);
+  counter("bulleted_firehose_resyncs_failed_total", "Resyncs given up.", m.resyncs_failed);
+  counter("bulleted_firehose_reconnects_total", "Websocket sessions that ended.", m.reconnects);
+  counter("bulleted_firehose_batches_total", "Index transactions committed.", m.batches);
+  counter("bulleted_firehose_apply_failures_total",
+          "Index transactions that failed (disk full, read-only, busy); retried.",
+          m.apply_failures);
+  gauge("bulleted_firehose_last_seq", "Seq of the last committed event.", m.last_seq);
+  gauge("bulleted_firehose_lag_milliseconds", "Now minus the last applied event's time.", m.lag_ms);
+  gauge("bulleted_firehose_connected", "1 when the websocket session is open.",
+        m.connection == static_cast<int>(firehose::ConnectionState::kConnected) ? 1 : 0);
+  gauge("bulleted_firehose_backfill_repos_pending",
+        "Repos waiting for a getRepo (backfill, resync).",
+        static_cast<std::int64_t>(m.repos_pending.load()));
+  gauge("bulleted_firehose_backfill_repos_in_flight", "Repos being fetched now.",
+        static_cast<std::int64_t>(m.repos_in_flight.load()));
+  gauge("bulleted_firehose_backfill_repos_failed",
+        "Repos whose fetch failed, to be tried again later (and at the next start).",
+        static_cast<std::int64_t>(m.repos_failed.load()));
+  counter("bulleted_firehose_backfill_records_total",
+          "Records read from getRepo CARs and applied (backfill, resync).", m.repo_records_read);
+  gauge("bulleted_firehose_backfill_records_per_second",
+        "Records from getRepo CARs applied a second, over the last minute.",
+        static_cast<std::int64_t>(m.repo_records_per_second.load()));
+  counter("bulleted_firehose_backfill_repos_listed_total",
+          "Repos the initial backfill listed at the source.", m.backfill_discovered);
+  counter("bulleted_firehose_repos_over_limit_total",
+          "getRepo answers refused for firehose.maxRepoBytes or maxRepoRecords.",
+          m.repos_over_limit);
+  gauge("bulleted_firehose_backfilling", "1 until the initial backfill is done.",
+        m.backfilling ? 1 : 0);
+  gauge("bulleted_firehose_queue_depth", "Frames waiting between socket and index.",
+        static_cast<std::int64_t>(m.queue_depth.load()));
+}
 }  // namespace
 
 void RequestMetrics::Histogram::add(double seconds) {
@@ -95,103 +192,9 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
   out << "# HELP bulleted_placement_conflicts_total Placements answered 409 StaleNeighbours.\n"
          "# TYPE bulleted_placement_conflicts_total counter\n"
       << "bulleted_placement_conflicts_total " << stale_conflicts.load() << "\n";
-  out << "# HELP bulleted_index_nodes Nodes in the index.\n# TYPE bulleted_index_nodes gauge\n"
-      << "bulleted_index_nodes " << node_count << "\n";
-  out << "# HELP bulleted_index_wal_checkpoints_total Background WAL checkpoints: passive runs "
-         "that copied the whole WAL or part of it (a reader held the rest), and restarts that let "
-         "the next writer start the WAL over or gave up (a lock or a reader held too long).\n"
-         "# TYPE bulleted_index_wal_checkpoints_total counter\n"
-      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"whole\"} "
-      << checkpoints.runs - checkpoints.partial_runs << "\n"
-      << "bulleted_index_wal_checkpoints_total{kind=\"passive\",outcome=\"partial\"} "
-      << checkpoints.partial_runs << "\n"
-      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"done\"} "
-      << checkpoints.restarts << "\n"
-      << "bulleted_index_wal_checkpoints_total{kind=\"restart\",outcome=\"gave_up\"} "
-      << checkpoints.failed_restarts << "\n";
+  render_index(out, node_count, checkpoints);
   render_memory(out, read_process_memory());
-  if (firehose != nullptr) {
-    const auto& m = *firehose;
-    out << "# HELP bulleted_firehose_events_total Firehose events by type and outcome.\n"
-           "# TYPE bulleted_firehose_events_total counter\n";
-    for (std::size_t i = 0; i < firehose::FirehoseMetrics::kEventTypes.size(); ++i) {
-      const auto type = firehose::FirehoseMetrics::kEventTypes[i];
-      out << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"received\"} "
-          << m.received[i] << "\n"
-          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"applied\"} "
-          << m.applied[i] << "\n"
-          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"skipped\"} "
-          << m.skipped[i] << "\n"
-          << "bulleted_firehose_events_total{type=\"" << type << "\",outcome=\"errored\"} "
-          << m.errored[i] << "\n";
-    }
-    auto counter = [&out](const char* name, const char* help, std::uint64_t value) {
-      out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n"
-          << name << " " << value << "\n";
-    };
-    auto gauge = [&out](const char* name, const char* help, std::int64_t value) {
-      out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n"
-          << name << " " << value << "\n";
-    };
-    counter("bulleted_firehose_ops_applied_total", "Record ops applied to the index.",
-            m.ops_applied);
-    counter("bulleted_firehose_ops_stale_total", "Record ops not newer than the index.",
-            m.ops_stale);
-    counter("bulleted_firehose_duplicate_events_total", "Events at or below the cursor.",
-            m.duplicate_events);
-    counter("bulleted_firehose_decode_errors_total", "Frames that did not decode.",
-            m.decode_errors);
-    counter("bulleted_firehose_records_rejected_total", "Invalid app.bulleted.node records.",
-            m.records_rejected);
-    out << "# HELP bulleted_firehose_verification_failures_total Commits, syncs and repos "
-           "refused by verification, by reason.\n"
-           "# TYPE bulleted_firehose_verification_failures_total counter\n";
-    for (std::size_t i = 0; i < firehose::FirehoseMetrics::kVerifyReasons.size(); ++i) {
-      out << "bulleted_firehose_verification_failures_total{reason=\""
-          << firehose::FirehoseMetrics::kVerifyReasons[i] << "\"} " << m.verification_failures[i]
-          << "\n";
-    }
-    counter("bulleted_firehose_commits_verified_total",
-            "Commits whose signature and MST proof held.", m.commits_verified);
-    counter("bulleted_firehose_key_refreshes_total",
-            "DID documents read again after a signature did not verify.", m.key_refreshes);
-    counter("bulleted_firehose_resyncs_started_total", "Repos marked desynchronized.",
-            m.resyncs_started);
-    counter("bulleted_firehose_resyncs_done_total", "Repos resynced from getRepo.", m.resyncs_done);
-    counter("bulleted_firehose_resyncs_failed_total", "Resyncs given up.", m.resyncs_failed);
-    counter("bulleted_firehose_reconnects_total", "Websocket sessions that ended.", m.reconnects);
-    counter("bulleted_firehose_batches_total", "Index transactions committed.", m.batches);
-    counter("bulleted_firehose_apply_failures_total",
-            "Index transactions that failed (disk full, read-only, busy); retried.",
-            m.apply_failures);
-    gauge("bulleted_firehose_last_seq", "Seq of the last committed event.", m.last_seq);
-    gauge("bulleted_firehose_lag_milliseconds", "Now minus the last applied event's time.",
-          m.lag_ms);
-    gauge("bulleted_firehose_connected", "1 when the websocket session is open.",
-          m.connection == static_cast<int>(firehose::ConnectionState::kConnected) ? 1 : 0);
-    gauge("bulleted_firehose_backfill_repos_pending",
-          "Repos waiting for a getRepo (backfill, resync).",
-          static_cast<std::int64_t>(m.repos_pending.load()));
-    gauge("bulleted_firehose_backfill_repos_in_flight", "Repos being fetched now.",
-          static_cast<std::int64_t>(m.repos_in_flight.load()));
-    gauge("bulleted_firehose_backfill_repos_failed",
-          "Repos whose fetch failed, to be tried again later (and at the next start).",
-          static_cast<std::int64_t>(m.repos_failed.load()));
-    counter("bulleted_firehose_backfill_records_total",
-            "Records read from getRepo CARs and applied (backfill, resync).", m.repo_records_read);
-    gauge("bulleted_firehose_backfill_records_per_second",
-          "Records from getRepo CARs applied a second, over the last minute.",
-          static_cast<std::int64_t>(m.repo_records_per_second.load()));
-    counter("bulleted_firehose_backfill_repos_listed_total",
-            "Repos the initial backfill listed at the source.", m.backfill_discovered);
-    counter("bulleted_firehose_repos_over_limit_total",
-            "getRepo answers refused for firehose.maxRepoBytes or maxRepoRecords.",
-            m.repos_over_limit);
-    gauge("bulleted_firehose_backfilling", "1 until the initial backfill is done.",
-          m.backfilling ? 1 : 0);
-    gauge("bulleted_firehose_queue_depth", "Frames waiting between socket and index.",
-          static_cast<std::int64_t>(m.queue_depth.load()));
-  }
+  if (firehose != nullptr) render_firehose(out, *firehose);
   return out.str();
 }
 

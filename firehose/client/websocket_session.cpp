@@ -104,6 +104,43 @@ class Reaper {
   std::thread thread_;
 };
 
+// The session's message and close handlers: they run on cpprest threads and
+// capture only the shared state (and a copy of the frame handler).
+void wire_handlers(websocket_callback_client& client, const std::shared_ptr<SessionState>& state,
+                   const FrameHandler& on_frame) {
+  // The handler runs on a cpprest thread and captures only shared state.
+  auto handler = std::make_shared<FrameHandler>(on_frame);
+  client.set_message_handler([state, handler](const websocket_incoming_message& message) {
+    try {
+      {
+        std::lock_guard lock(state->mutex);
+        state->last_activity = Clock::now();
+        if (state->ended) return;
+      }
+      if (message.message_type() != websocket_message_type::binary_message) return;
+      std::string bytes(message.length(), '\0');
+      auto buffer = message.body().streambuf();
+      const std::size_t copied =
+          buffer.scopy(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size());
+      bytes.resize(copied);
+      {
+        std::lock_guard lock(state->mutex);
+        ++state->frames;
+      }
+      if (!(*handler)(bytes)) state->end("the consumer ended the session");
+    } catch (const std::exception& e) {
+      state->end(std::string("message handler: ") + e.what());
+    } catch (...) {
+      state->end("message handler failed");
+    }
+  });
+  client.set_close_handler([state](websocket_close_status status, const std::string& reason,
+                                   const std::error_code& error) {
+    state->end("closed (" + std::to_string(static_cast<int>(status)) + " " + reason +
+               (error ? ", " + error.message() : "") + ")");
+  });
+}
+
 }  // namespace
 
 SessionEnd run_websocket_session(const std::string& url, const FrameHandler& on_frame,
@@ -114,37 +151,7 @@ SessionEnd run_websocket_session(const std::string& url, const FrameHandler& on_
   try {
     websocket_client_config config;
     client = std::make_shared<websocket_callback_client>(config);
-    // The handler runs on a cpprest thread and captures only shared state.
-    auto handler = std::make_shared<FrameHandler>(on_frame);
-    client->set_message_handler([state, handler](const websocket_incoming_message& message) {
-      try {
-        {
-          std::lock_guard lock(state->mutex);
-          state->last_activity = Clock::now();
-          if (state->ended) return;
-        }
-        if (message.message_type() != websocket_message_type::binary_message) return;
-        std::string bytes(message.length(), '\0');
-        auto buffer = message.body().streambuf();
-        const std::size_t copied =
-            buffer.scopy(reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size());
-        bytes.resize(copied);
-        {
-          std::lock_guard lock(state->mutex);
-          ++state->frames;
-        }
-        if (!(*handler)(bytes)) state->end("the consumer ended the session");
-      } catch (const std::exception& e) {
-        state->end(std::string("message handler: ") + e.what());
-      } catch (...) {
-        state->end("message handler failed");
-      }
-    });
-    client->set_close_handler([state](websocket_close_status status, const std::string& reason,
-                                      const std::error_code& error) {
-      state->end("closed (" + std::to_string(static_cast<int>(status)) + " " + reason +
-                 (error ? ", " + error.message() : "") + ")");
-    });
+    wire_handlers(*client, state, on_frame);
     auto on_open = std::make_shared<std::function<void()>>(options.on_open);
     client->connect(web::uri(url)).then([state, on_open](pplx::task<void> connected) {
       try {
