@@ -70,6 +70,11 @@ Result<schema::ImportJobRow> step_import(schema::Store& store, RecordSink& sink,
                                          schema::ImportJobRow job, bool first_of_run,
                                          bool resume_now, GroupLocks* locks = nullptr);
 
+// A job's errors (JSON) with `message` appended, the oldest dropped past
+// the newest 20; and when a waiting job is due again (nullopt: now).
+std::string append_error(const std::string& errors_json, const std::string& message);
+std::optional<std::chrono::system_clock::time_point> resume_time(const schema::ImportJobRow& job);
+
 // Moves a job to `to` with its resume time and errors, when the move is one
 // of schema/import_state.hpp's (else kInternal, and nothing changes).
 Result<void> move_job(schema::Store& store, schema::ImportJobRow& job, schema::ImportState to,
