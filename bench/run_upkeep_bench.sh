@@ -18,7 +18,9 @@
 # Ingestor::add, which verifies each commit and applies the full batches,
 # and the last batch's Ingestor::flush), and of the apply alone (every
 # Ingestor::flush): figures the host's noise does not move, though they
-# leave out the time the kernel spends writing. Takes a few minutes a build.
+# leave out the time the kernel spends writing; and of the whole import of
+# an outline of IMPORT_NODES nodes (default 20,000). Takes a few minutes a
+# build.
 # Usage: [ROUNDS=N] [BASELINE=COMMIT] [INSTRUCTIONS=1] bench/run_upkeep_bench.sh [COMMITS] [NODES]
 #        (default 5000, 100000)
 set -euo pipefail
@@ -121,6 +123,20 @@ if add is None or flush is None:
     sys.exit("no Ingestor::add or Ingestor::flush in the profile")
 print(add + flush_from_main, flush)'
   }
+  # The whole import process, under callgrind: every instruction it runs.
+  python3 bench/make_opml.py "${IMPORT_NODES:-20000}" > "$work/counted.opml"
+  imported_instructions() {
+    rm -f "$work"/counted.db*
+    valgrind --tool=callgrind --callgrind-out-file="$work/import.callgrind" \
+      "$1/bulleted-appview" import "$work/counted.opml" --repo did:plc:bench \
+      --db "$work/counted.db" >/dev/null 2>&1
+    callgrind_annotate "$work/import.callgrind" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
+  }
+  import_mine="$(imported_instructions "$root/$bin")"
+  import_theirs="$(imported_instructions "$base_dir/build")"
+  python3 -c "import sys; a, b = map(int, sys.argv[1:3]); \
+print(f'instructions of the import of {sys.argv[3]} nodes: {a:,} against the baseline\'s {b:,} ({100 * (a / b - 1):+.1f}%)')" \
+    "$import_mine" "$import_theirs" "${IMPORT_NODES:-20000}"
   read -r mine mine_apply < <(counted "$root/$bin")
   read -r theirs theirs_apply < <(counted "$base_dir/build")
   python3 -c "import sys; a, b, c, d = map(int, sys.argv[1:5]); \
