@@ -6,7 +6,8 @@
 # row's median for both builds and the baseline's own min-max: a change is
 # within the host's noise when its median lies inside that range. The
 # baseline is built (Release: the app view and the two ceilings) into
-# .scratch/upkeep-baseline, as run_upkeep_bench.sh does.
+# .scratch/upkeep-baseline, as run_upkeep_bench.sh does, and measured with
+# its own bench/run_http_bench.sh.
 # Usage: [RUNS=N] [BASELINE=COMMIT] [SECONDS=S] bench/run_http_against_baseline.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,8 +32,10 @@ runs="${RUNS:-5}"
 for run in $(seq "$runs"); do
   if [ $((run % 2)) = 1 ]; then order="build base"; else order="base build"; fi
   for which in $order; do
-    dir="build"; [ "$which" = base ] && dir="$base_dir/build"
-    BUILD_DIR="$dir" ONLY="$rows" bench/run_http_bench.sh "${SECONDS:-5}" 16 |
+    # Each build runs its own checkout's script (the same at both commits
+    # measured so far), which builds and serves from that checkout's build/.
+    dir="$root"; [ "$which" = base ] && dir="$base_dir"
+    ONLY="$rows" "$dir/bench/run_http_bench.sh" "${SECONDS:-5}" 16 |
       grep 'req/s' > "$work/$which.$run"
     sed "s/^/run $run $which: /" "$work/$which.$run"
   done
