@@ -73,6 +73,11 @@ struct Config {
   int sign_in_per_minute = 30;
   int sign_in_per_account_per_minute = 10;
   int max_concurrent_exports = 2;
+  // Searches (searchNodes) running at once: the rest wait briefly, then 429.
+  int max_concurrent_searches = 2;
+  // The candidate rows one search request may examine (index rows, nodes,
+  // steps up to ancestors): a page stops there, short, with a cursor.
+  int search_rows_per_request = 20'000;
   // Requests waiting on other hosts at once (identity, sign-in, service-auth
   // keys): 0 is half the workers, and no setting may give them more.
   int outbound_fetches = 0;

@@ -7,6 +7,7 @@
 
 #include "schema/node_record.hpp"
 #include "schema/positions.hpp"
+#include "schema/search_index.hpp"
 #include "schema/sqlite.hpp"
 
 namespace bulleted::schema {
@@ -211,6 +212,27 @@ INSERT OR REPLACE INTO index_totals (id, nodes) SELECT 1, COUNT(*) FROM nodes;
 ALTER TABLE repos ADD COLUMN sync_failed_rounds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE repos ADD COLUMN sync_retry_at INTEGER;
 )sql",
+    // 12: search (schema/search_index.hpp): the full-text index of every
+    // node's words and tags, each repo's code, the tag counts, and when the
+    // index took each node's current version (NULL for rows taken before).
+    // The rows already indexed are searchable after this SQL
+    // (build_search_index, with progress).
+    "ALTER TABLE nodes ADD COLUMN indexed_at INTEGER;"
+    "CREATE VIRTUAL TABLE search_fts USING fts5(text, note, tags, content = '',"
+    " columnsize = 0, " BULLETED_SEARCH_TOKENIZE ");"
+    R"sql(
+CREATE TABLE search_codes (
+  did TEXT PRIMARY KEY,
+  code INTEGER NOT NULL UNIQUE
+) WITHOUT ROWID;
+CREATE TABLE search_tags (
+  did TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (did, tag)
+) WITHOUT ROWID;
+CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -226,6 +248,7 @@ constexpr const char* kStepNames[] = {
     "the kept number of nodes",
     "the plans of finished imports dropped",
     "the failed rounds and next try of each repo's sync",
+    "the search index of every node's words and tags",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 
@@ -233,6 +256,7 @@ constexpr int kLatest = static_cast<int>(std::size(kMigrations));
 constexpr int kBlocksVersion = 7;
 constexpr int kServedFacetsVersion = 8;
 constexpr int kFinishedPlansVersion = 10;
+constexpr int kSearchVersion = 12;
 
 // Schema 10's step: the plan rows of every job that is done, deleted job by
 // job; `counted` hears how many rows are gone of how many.
@@ -350,6 +374,7 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
     if (v + 1 == kBlocksVersion) step.counted = "nodes in groups that get blocks";
     if (v + 1 == kServedFacetsVersion) step.counted = "records with facets";
     if (v + 1 == kFinishedPlansVersion) step.counted = "plan rows of finished imports";
+    if (v + 1 == kSearchVersion) step.counted = "nodes indexed for search";
     const auto start = std::chrono::steady_clock::now();
     auto report = [&] {
       step.seconds =
@@ -377,6 +402,9 @@ Result<void> migrate(Database& db, const std::function<void(const MigrationProgr
       }
       if (v + 1 == kFinishedPlansVersion) {
         if (auto r = drop_finished_plans(db, counted); !r) return r;
+      }
+      if (v + 1 == kSearchVersion) {
+        if (auto r = build_search_index(db, counted); !r) return r;
       }
       const std::string bump = "PRAGMA user_version = " + std::to_string(v + 1);
       if (auto r = db.exec(bump.c_str()); !r) return r;

@@ -94,6 +94,13 @@ class Reader {
   // For tests of the query plans.
   Result<std::string> explain(std::string_view sql_kind);
 
+  // ---- search (schema/reader_search.cpp)
+  // A page of a search; kNotFound for a missing root, kInvalidRequest for a
+  // cursor of another search. Hidden repos find nothing.
+  Result<SearchPage> search(const SearchRequest& request);
+  // A repo's tags, most used first, ties by tag; `prefix` includes the sigil.
+  Result<std::vector<TagCount>> tags(std::string_view did, std::string_view prefix, int limit);
+
  private:
   Result<bool> repo_visible(std::string_view did);
   Result<std::optional<NodeRow>> find_node(std::string_view did, std::string_view rkey);

@@ -16,6 +16,8 @@
 #include "schema/error.hpp"
 #include "schema/import_state.hpp"
 #include "schema/node_record.hpp"
+#include "schema/search_match.hpp"
+#include "schema/search_query.hpp"
 
 namespace bulleted::schema {
 
@@ -285,6 +287,54 @@ struct IntegrityReport {
     return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0 &&
            wrong_record_fields == 0 && kept_node_total == nodes;
   }
+};
+
+// A search of one repo (DESIGN.md section 10; schema/reader_search.cpp).
+enum class SearchSort { kRelevance, kOutline, kRecent };
+std::string_view to_string(SearchSort sort);
+std::optional<SearchSort> parse_search_sort(std::string_view text);
+
+inline constexpr std::size_t kMaxSearchCursorBytes = 512;
+inline constexpr std::size_t kMaxSearchAncestors = 32;
+inline constexpr std::size_t kMaxAncestorTextBytes = 200;
+
+struct SearchRequest {
+  std::string did;
+  std::string q;  // as the caller wrote it: a cursor is valid with the same q only
+  SearchQuery query;
+  std::optional<std::string> root_rkey;
+  SearchSort sort = SearchSort::kRelevance;
+  int limit = 25;
+  std::optional<std::string> cursor;
+  // Candidate rows the request may examine (index rows read, nodes read,
+  // steps up to ancestors).
+  std::size_t budget_rows = 20'000;
+  std::int64_t now_ms = 0;  // what created: and changed: count back from
+  std::size_t max_bytes = kUnboundedBytes;  // as for pages: the results' nodes as views
+};
+
+struct SearchAncestor {
+  std::string rkey;
+  std::string text;  // cut to at most 200 bytes at a character boundary
+};
+
+struct SearchResult {
+  NodeRow node;
+  std::vector<SearchAncestor> ancestors;  // root-most first, the 32 nearest
+  bool ancestors_truncated = false;
+  std::vector<MatchRange> highlights;
+};
+
+struct SearchPage {
+  std::vector<SearchResult> results;
+  std::optional<std::string> cursor;  // absent at the end
+  bool budget_cut = false;            // the page ended because its budget ran out
+  std::size_t rows_examined = 0;
+};
+
+struct TagCount {
+  std::string tag;  // lowercased, with its sigil
+  std::int64_t count = 0;
 };
 
 // Opaque children-page cursors.

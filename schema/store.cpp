@@ -1,6 +1,7 @@
 // Store: opening, the idempotent apply path, repo state and the dump.
 #include "schema/store.hpp"
 
+#include <chrono>
 #include <map>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 #include "schema/enum_names.hpp"
 #include "schema/group_upkeep.hpp"
 #include "schema/migrations.hpp"
+#include "schema/search_index.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
 
@@ -24,31 +26,47 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
                const std::string& json, const std::optional<std::string>& facets, std::int64_t seq);
 
+// What one transaction's writes keep beside the rows: child counts and
+// position blocks, the search index, and when the index took each version.
+struct Upkeep {
+  GroupUpkeep groups;
+  SearchUpkeep search;
+  std::int64_t now_ms;
+};
+
 // Where the op's record is filed now, if the index holds it. Read once and
 // written by rowid: a write with RETURNING would collect its rows in a
 // temporary table on every run.
+// With the text and note it was indexed for search with.
 struct StoredPlace {
   std::int64_t rowid = 0;
   std::string rev;
   std::string group;
   std::string sort_key;
+  std::string text;
+  std::optional<std::string> note;
 };
 Result<std::optional<StoredPlace>> stored_place(Database& db, const RecordOp& op) {
-  auto stmt =
-      db.prepare("SELECT rowid, rev, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2");
+  auto stmt = db.prepare(
+      "SELECT rowid, rev, grp, sort_key, text, note FROM nodes WHERE did = ?1 AND rkey = ?2");
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, op.did).bind_view(2, op.rkey);
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   if (!*row) return std::optional<StoredPlace>();
-  return std::optional<StoredPlace>(
-      StoredPlace{(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2), (*stmt)->text(3)});
+  return std::optional<StoredPlace>(StoredPlace{(*stmt)->integer(0), (*stmt)->text(1),
+                                                (*stmt)->text(2), (*stmt)->text(3),
+                                                (*stmt)->text(4), (*stmt)->optional_text(5)});
+}
+
+std::optional<std::string_view> view_of(const std::optional<std::string>& text) {
+  return text ? std::optional<std::string_view>(*text) : std::nullopt;
 }
 
 // Writes the record unless its row holds the same or a newer rev; false
 // when the op was stale. Where the node was and is goes to `upkeep`.
 Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& group,
-                         std::int64_t seq, GroupUpkeep& upkeep) {
+                         std::int64_t seq, Upkeep& upkeep) {
   const NodeRecord& record = *op.record;
   const std::string json = to_json_text(record);
   const std::optional<std::string> facets = served_facets(record);
@@ -57,14 +75,19 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   auto insert = [&]() -> Result<bool> {
     auto stmt = db.prepare(
         "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
-        " note, completed, created_at, record, change_seq, facets, record_bytes)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+        " note, completed, created_at, record, change_seq, facets, record_bytes, indexed_at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
         " ON CONFLICT (did, rkey) DO NOTHING");
     if (!stmt) return pass(stmt);
     bind_node(**stmt, op, group, json, facets, seq);
+    (*stmt)->bind(17, upkeep.now_ms);
     if (auto r = (*stmt)->run(); !r) return pass(r);
     if ((*stmt)->changes() == 0) return false;
-    upkeep.added(group, now);
+    upkeep.groups.added(group, now);
+    const std::int64_t rowid = sqlite3_last_insert_rowid(db.handle());
+    if (auto r = upkeep.search.added(rowid, op.did, record.text, view_of(record.note)); !r) {
+      return pass(r);
+    }
     return true;
   };
   // A create is tried as an insert first; an update (or a create the index
@@ -81,14 +104,26 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
-      " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16 WHERE rowid = ?17");
+      " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16, indexed_at = ?17"
+      " WHERE rowid = ?18");
   if (!stmt) return pass(stmt);
   bind_node(**stmt, op, group, json, facets, seq);
-  (*stmt)->bind(17, (*was)->rowid);
+  (*stmt)->bind(17, upkeep.now_ms).bind(18, (*was)->rowid);
   if (auto r = (*stmt)->run(); !r) return pass(r);
+  // The search index changes with the words only (a move keeps them).
+  if ((*was)->text != record.text || (*was)->note != record.note) {
+    if (auto r = upkeep.search.removed((*was)->rowid, op.did, (*was)->text, view_of((*was)->note));
+        !r) {
+      return pass(r);
+    }
+    if (auto r = upkeep.search.added((*was)->rowid, op.did, record.text, view_of(record.note));
+        !r) {
+      return pass(r);
+    }
+  }
   if ((*was)->group == group && (*was)->sort_key == now.sort_key) return true;
-  upkeep.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
-  upkeep.added(group, now);
+  upkeep.groups.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
+  upkeep.groups.added(group, now);
   return true;
 }
 
@@ -125,7 +160,7 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 // Deletes the record's row and writes its tombstone unless the row holds the
 // same or a newer rev; false when the op was stale. The caller has checked
 // the tombstone.
-Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, GroupUpkeep& upkeep) {
+Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Upkeep& upkeep) {
   auto was = stored_place(db, op);
   if (!was) return pass(was);
   if (*was) {
@@ -134,7 +169,11 @@ Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Gro
     if (!remove) return pass(remove);
     (*remove)->bind(1, (*was)->rowid);
     if (auto r = (*remove)->run(); !r) return pass(r);
-    upkeep.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
+    if (auto r = upkeep.search.removed((*was)->rowid, op.did, (*was)->text, view_of((*was)->note));
+        !r) {
+      return pass(r);
+    }
+    upkeep.groups.removed((*was)->group, SiblingKey{std::move((*was)->sort_key), op.rkey});
   }
   auto tomb = db.prepare(
       "INSERT INTO tombstones (did, rkey, rev, change_seq) VALUES (?1, ?2, ?3, ?4)"
@@ -146,7 +185,8 @@ Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Gro
   return true;
 }
 
-Result<void> write_status(Database& db, std::string_view did, RepoStatus status) {
+Result<void> write_status(Database& db, std::string_view did, RepoStatus status,
+                          SearchUpkeep& search) {
   auto stmt = db.prepare(
       "INSERT INTO repos (did, status) VALUES (?1, ?2)"
       " ON CONFLICT (did) DO UPDATE SET status = excluded.status");
@@ -154,6 +194,7 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status)
   (*stmt)->bind(1, did).bind(2, to_string(status));
   if (auto r = (*stmt)->run(); !r) return r;
   if (status != RepoStatus::kDeleted) return {};
+  if (auto r = search.repo_removed(did); !r) return r;
   int removed = -1;  // the nodes the first statement takes away
   for (const char* sql :
        {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
@@ -249,7 +290,10 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   std::int64_t seq = *counter;
   ApplyOutcome outcome;
   std::map<std::string, bool, std::less<>> deleted_repo;  // did -> status is deleted
-  GroupUpkeep upkeep(*db_);  // child counts and position blocks, once per group
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  Upkeep upkeep{GroupUpkeep(*db_), SearchUpkeep(*db_), now_ms};
   for (const RecordOp& op : batch.ops) {
     auto known = deleted_repo.find(op.did);
     if (known == deleted_repo.end()) {
@@ -286,7 +330,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     ++outcome.applied;
     pending_[op.did] = seq;
   }
-  if (auto r = upkeep.flush(); !r) return pass(r);
+  if (auto r = upkeep.groups.flush(); !r) return pass(r);
   // Only the newest rev of each repo matters.
   std::map<std::string_view, std::string_view> newest_revs;
   for (const auto& [did, rev] : batch.repo_revs) {
@@ -302,8 +346,9 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
     if (auto r = (*stmt)->run(); !r) return pass(r);
   }
   for (const auto& [did, status] : batch.statuses) {
-    if (auto r = write_status(*db_, did, status); !r) return pass(r);
+    if (auto r = write_status(*db_, did, status, upkeep.search); !r) return pass(r);
   }
+  if (auto r = upkeep.search.flush(); !r) return pass(r);
   for (const auto& [did, handle] : batch.handles) {
     if (auto r = write_handle(*db_, did, handle); !r) return pass(r);
   }
@@ -331,7 +376,9 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
 Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
   auto tx = begin_write();
   if (!tx) return pass(tx);
-  if (auto r = write_status(*db_, did, status); !r) return r;
+  SearchUpkeep search(*db_);
+  if (auto r = write_status(*db_, did, status, search); !r) return r;
+  if (auto r = search.flush(); !r) return r;
   return tx->commit();
 }
 

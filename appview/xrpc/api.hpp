@@ -85,6 +85,7 @@ struct AppContext {
         sign_in_limits(c.sign_in_per_minute),
         sign_in_account_limits(c.sign_in_per_account_per_minute),
         exports(c.max_concurrent_exports),
+        searches(c.max_concurrent_searches),
         plain_writes(clock, services) {}
   const Config& config;
   TrustedProxies proxies;
@@ -93,6 +94,7 @@ struct AppContext {
   RateLimiter sign_in_limits;          // createSession per address
   RateLimiter sign_in_account_limits;  // createSession per identifier
   LongRequestGate exports;
+  WorkGate searches;  // limits.maxConcurrentSearches
   GroupLocks locks;
   CreateQueues creates;  // local mode's createNode batches
   ordering::TidClock clock;

@@ -336,6 +336,8 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getAncestors", kQuery, get_ancestors, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getPosition", kQuery, get_position, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getChanges", kQuery, get_changes, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.searchNodes", kQuery, search_nodes, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getTags", kQuery, get_tags, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.exportOutline", kQuery, export_outline, kPublic, kSmall, kQueryBytes,
      Needs::kIndex, AnswerBound::kStream, StreamGate::kExports},
     {"com.atproto.identity.resolveHandle", kQuery, resolve_handle, kPublic, kSmall, kQueryBytes,

@@ -49,4 +49,8 @@ HttpResponse get_position(Api& api, const ApiMethod& method, const XrpcCall& cal
 HttpResponse resolve_handle(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_changes(Api& api, const ApiMethod& method, const XrpcCall& call);
 
+// Search (search_methods.cpp).
+HttpResponse search_nodes(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_tags(Api& api, const ApiMethod& method, const XrpcCall& call);
+
 }  // namespace bulleted::appview

@@ -90,4 +90,24 @@ LongRequestGate::enter(const ClientKey& client) {
   return std::make_unique<Pass>(this, client);
 }
 
+WorkGate::Place::~Place() {
+  {
+    std::lock_guard lock(gate_->mutex_);
+    --gate_->running_;
+  }
+  gate_->freed_.notify_one();
+}
+
+std::unique_ptr<WorkGate::Place> WorkGate::enter(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  if (!freed_.wait_for(lock, wait, [&] { return running_ < total_; })) return nullptr;
+  ++running_;
+  return std::make_unique<Place>(this);
+}
+
+int WorkGate::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
 }  // namespace bulleted::appview

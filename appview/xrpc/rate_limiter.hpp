@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -109,6 +110,34 @@ class LongRequestGate {
   int total_;
   int running_ = 0;
   std::map<ClientKey, int> per_client_;
+};
+
+// Work that may only run so many at once (searches): a place is waited for
+// briefly, then refused.
+class WorkGate {
+ public:
+  explicit WorkGate(int total) : total_(total) {}
+
+  // Holds a place until destroyed.
+  class Place {
+   public:
+    explicit Place(WorkGate* gate) : gate_(gate) {}
+    ~Place();
+    Place(const Place&) = delete;
+    Place& operator=(const Place&) = delete;
+
+   private:
+    WorkGate* gate_;
+  };
+  // A place, or null when none came free within `wait`.
+  std::unique_ptr<Place> enter(std::chrono::milliseconds wait);
+  int running() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable freed_;
+  int total_;
+  int running_ = 0;
 };
 
 }  // namespace bulleted::appview

@@ -192,6 +192,15 @@ std::string RequestMetrics::render(const firehose::FirehoseMetrics* firehose,
   out << "# HELP bulleted_placement_conflicts_total Placements answered 409 StaleNeighbours.\n"
          "# TYPE bulleted_placement_conflicts_total counter\n"
       << "bulleted_placement_conflicts_total " << stale_conflicts.load() << "\n";
+  out << "# HELP bulleted_search_budget_cut_total Search pages cut short by their budget of rows.\n"
+         "# TYPE bulleted_search_budget_cut_total counter\n"
+      << "bulleted_search_budget_cut_total " << search_budget_cuts.load() << "\n";
+  out << "# HELP bulleted_search_rows_examined_total Candidate rows searches examined.\n"
+         "# TYPE bulleted_search_rows_examined_total counter\n"
+      << "bulleted_search_rows_examined_total " << search_rows.load() << "\n";
+  out << "# HELP bulleted_search_refused_total Searches refused: every place was taken.\n"
+         "# TYPE bulleted_search_refused_total counter\n"
+      << "bulleted_search_refused_total " << search_refused.load() << "\n";
   render_index(out, node_count, checkpoints);
   render_memory(out, read_process_memory());
   if (firehose != nullptr) render_firehose(out, *firehose);

@@ -27,6 +27,11 @@ class RequestMetrics {
 
   std::atomic<std::uint64_t> placement_retries{0};
   std::atomic<std::uint64_t> stale_conflicts{0};
+  // Search pages that stopped at their budget of rows, the rows searches
+  // examined, and searches refused for want of a place.
+  std::atomic<std::uint64_t> search_budget_cuts{0};
+  std::atomic<std::uint64_t> search_rows{0};
+  std::atomic<std::uint64_t> search_refused{0};
 
   // The Prometheus exposition of these and of `firehose` (may be null).
   std::string render(const firehose::FirehoseMetrics* firehose, std::int64_t node_count,
