@@ -279,13 +279,15 @@ struct IntegrityReport {
   std::int64_t wrong_record_fields = 0;
   // The kept node total (health, metrics) against the nodes counted.
   std::int64_t kept_node_total = 0;
+  // The search index and tag counts hold exactly what the rows say.
+  bool search_index_ok = true;
   std::map<std::string, std::int64_t> repos_by_status;
   std::map<std::string, std::int64_t> repos_by_sync_state;
   std::int64_t schema_version = 0;
   // The database itself is sound (odd records are counted, not failures).
   bool ok() const {
     return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0 &&
-           wrong_record_fields == 0 && kept_node_total == nodes;
+           wrong_record_fields == 0 && kept_node_total == nodes && search_index_ok;
   }
 };
 

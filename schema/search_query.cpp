@@ -326,10 +326,12 @@ std::string to_string(const SearchQuery& query) {
   for (const auto& clause : query.all) {
     if (!out.empty()) out += ' ';
     if (clause.negated) out += '-';
+    if (clause.any.size() > 1) out += '(';
     for (std::size_t i = 0; i < clause.any.size(); ++i) {
       if (i) out += " OR ";
       out += term_text(clause.any[i]);
     }
+    if (clause.any.size() > 1) out += ')';
   }
   return out;
 }

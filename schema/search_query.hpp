@@ -73,8 +73,8 @@ struct SearchQuery {
 
 Result<SearchQuery> parse_search_query(std::string_view q);
 
-// The query written back in the language, normalized (for tests and the
-// cursor's check that a page continues the same search).
+// The query written back in the language, normalized, an OR clause in
+// parentheses (what the parser understood: tests, logs of its shape).
 std::string to_string(const SearchQuery& query);
 
 // Whether `c` (a code point) is a word character (L*, M*, N*, Co), and

@@ -1,6 +1,7 @@
 // Store: what `bulleted-appview check` reports of the index.
 #include "schema/node_record.hpp"
 #include "schema/positions.hpp"
+#include "schema/search_index.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
 
@@ -100,6 +101,9 @@ Result<IntegrityReport> Store::integrity_report() {
   auto fields = wrong_record_fields(*db_);
   if (!fields) return pass(fields);
   report.wrong_record_fields = *fields;
+  auto search = search_index_matches(*db_);
+  if (!search) return pass(search);
+  report.search_index_ok = *search;
   for (const char* sql : {"SELECT status, COUNT(*) FROM repos GROUP BY status",
                           "SELECT sync_state, COUNT(*) FROM repos GROUP BY sync_state"}) {
     auto stmt = db_->prepare(sql);

@@ -36,6 +36,7 @@ int run_check_command(const std::vector<std::string>& argv, std::ostream& out, s
                         {"wrongPositionBlocks", report->wrong_blocks},
                         {"wrongRecordFields", report->wrong_record_fields},
                         {"nodeTotal", report->kept_node_total == report->nodes ? "ok" : "differs"},
+                        {"searchIndex", report->search_index_ok ? "ok" : "differs"},
                         {"reposByStatus", report->repos_by_status},
                         {"reposBySyncState", report->repos_by_sync_state}}
              .dump(2)

@@ -45,6 +45,7 @@ FILE_ORDER = {
         ["rows"],
         ["sqlite"],
         ["search_index"],
+        ["search_run", "search_walks"],
         ["positions"],
         ["position_blocks"],
         ["positions_read", "positions_upkeep", "positions_check"],

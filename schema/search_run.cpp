@@ -1,0 +1,380 @@
+// A search's run: candidates read and held against the query, the places
+// of their ancestors (cycle-safe, each read once a request), a page's hits,
+// the complete set and the relevance windows (the walks: search_walks.cpp).
+#include "schema/search_run.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "schema/base64.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::schema::search {
+
+Candidate read_candidate(const Statement& stmt) {
+  Candidate c;
+  c.rowid = stmt.integer(0);
+  c.rkey = stmt.text(1);
+  c.group = stmt.text(2);
+  c.sort_key = stmt.text(3);
+  c.text = stmt.text(4);
+  c.note = stmt.optional_text(5);
+  c.completed = stmt.integer(6) != 0;
+  c.created_at = stmt.text(7);
+  c.change_seq = stmt.integer(8);
+  if (!stmt.is_null(9)) c.indexed_at = stmt.integer(9);
+  return c;
+}
+
+std::string cut_text(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end));
+}
+
+std::uint64_t search_digest(const SearchRequest& r) {
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](std::string_view part) {
+    for (const char c : part) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    h = (h ^ 0xFF) * 1099511628211ULL;
+  };
+  mix(r.q);
+  mix(to_string(r.sort));
+  mix(r.root_rkey.value_or(""));
+  return h;
+}
+
+std::string encode_cursor(const SearchCursor& cursor, std::uint64_t digest) {
+  const std::string plain = std::string(1, cursor.kind) + "." + std::to_string(cursor.a) + "." +
+                            std::to_string(cursor.b) + "." + std::to_string(cursor.c) + "." +
+                            std::to_string(digest);
+  return base64_encode(plain, Base64Alphabet::kUrl, false);
+}
+
+Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) {
+  auto refused = [] {
+    return fail(ErrorCode::kInvalidRequest,
+                "cursor does not continue this search (same q, sort and root only)");
+  };
+  if (text.size() > kMaxSearchCursorBytes) return refused();
+  auto plain = base64_decode(text, Base64Alphabet::kUrl);
+  if (!plain) return refused();
+  SearchCursor cursor;
+  unsigned long long got = 0;
+  long long a = 0, b = 0, c = 0;
+  char kind = 0;
+  if (std::sscanf(plain->c_str(), "%c.%lld.%lld.%lld.%llu", &kind, &a, &b, &c, &got) != 5 ||
+      got != digest || std::string_view("cwto").find(kind) == std::string_view::npos || a < 0 ||
+      b < 0 || c < 0) {
+    return refused();
+  }
+  cursor.kind = kind;
+  cursor.a = a;
+  cursor.b = b;
+  cursor.c = c;
+  return cursor;
+}
+
+Result<Place*> SearchRun::place(const std::string& rkey) {
+  auto known = places_.find(rkey);
+  if (known != places_.end()) return &known->second;
+  ++examined_;
+  Place place;
+  auto stmt = db_.prepare(kPlaceByKey);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, r_.did).bind_view(2, rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (*row) {
+    place.missing = false;
+    const std::string_view group = (*stmt)->text_view(0);
+    place.top = group == top_group_;
+    if (group.starts_with(child_prefix_)) place.parent = std::string(group.substr(child_prefix_.size()));
+    place.sort_key = (*stmt)->text(1);
+    place.text = cut_text((*stmt)->text_view(2), kMaxAncestorTextBytes);
+  }
+  return &places_.emplace(rkey, std::move(place)).first->second;
+}
+
+// Walks up from `start` until a node whose standing is known, the top, a
+// missing or unattached parent, or a node seen on the way (a cycle), then
+// gives every node on the way its standing, from the top down. Each node
+// is read once a request; a budget spent on the way leaves it unknown.
+Result<Standing> SearchRun::standing(const std::string& start) {
+  std::vector<std::string> way;
+  std::unordered_map<std::string, std::size_t> on_way;
+  // What a child of node `rkey` inherits.
+  auto from_parent = [&](const std::string& rkey) {
+    const Standing& p = places_[rkey].standing;
+    return Standing{true, p.reachable, p.under_root || (r_.root_rkey && rkey == *r_.root_rkey)};
+  };
+  std::string at = start;
+  Standing last;  // the standing of way.back() when the walk ends without a cycle
+  std::optional<std::size_t> cycle_from;
+  while (true) {
+    if (spent() && !places_.contains(at)) return Standing{};
+    auto node = place(at);
+    if (!node) return pass(node);
+    if ((*node)->missing) {  // a parent that is not (yet) indexed: dangling
+      if (way.empty()) return Standing{true, false, false};
+      last = Standing{true, false, false};
+      break;
+    }
+    if ((*node)->standing.known) {
+      if (way.empty()) return (*node)->standing;
+      last = from_parent(at);
+      break;
+    }
+    if (auto seen = on_way.find(at); seen != on_way.end()) {
+      cycle_from = seen->second;
+      break;
+    }
+    on_way.emplace(at, way.size());
+    way.push_back(at);
+    if ((*node)->top || !(*node)->parent) {  // the top level, or unattached
+      last = Standing{true, (*node)->top, false};
+      break;
+    }
+    at = *(*node)->parent;
+  }
+  std::size_t below = way.size();
+  if (cycle_from) {
+    // No reading position; under the root when the root is one of them.
+    bool root_in = false;
+    for (std::size_t i = *cycle_from; i < way.size(); ++i) {
+      root_in = root_in || (r_.root_rkey && way[i] == *r_.root_rkey);
+    }
+    for (std::size_t i = *cycle_from; i < way.size(); ++i) {
+      places_[way[i]].standing = Standing{true, false, root_in};
+    }
+    below = *cycle_from;
+  } else {
+    places_[way.back()].standing = last;
+    below = way.size() - 1;
+  }
+  for (std::size_t i = below; i-- > 0;) places_[way[i]].standing = from_parent(way[i + 1]);
+  return places_[start].standing;
+}
+
+Result<std::optional<Candidate>> SearchRun::load(const char* sql, std::int64_t rowid) {
+  ++examined_;
+  auto stmt = db_.prepare(sql);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, rowid).bind_view(2, r_.did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Candidate>();
+  return std::optional<Candidate>(read_candidate(**stmt));
+}
+
+Result<Standing> SearchRun::standing_of(const Candidate& c) {
+  if (!places_.contains(c.rkey)) {
+    Place place;
+    place.missing = false;
+    place.top = c.group == top_group_;
+    if (std::string_view(c.group).starts_with(child_prefix_)) {
+      place.parent = c.group.substr(child_prefix_.size());
+    }
+    place.sort_key = c.sort_key;
+    place.text = cut_text(c.text, kMaxAncestorTextBytes);
+    places_.emplace(c.rkey, std::move(place));
+  }
+  return standing(c.rkey);
+}
+
+// Whether `c` is a result: the clauses the index did not answer (all of
+// them when `index_answered` is false), and the root above it when the
+// search has one and `check_scope`. nullopt: the budget ran out deciding.
+Result<std::optional<bool>> SearchRun::wanted(const Candidate& c, bool index_answered,
+                                              bool check_scope) {
+  if (r_.root_rkey && c.rkey == *r_.root_rkey) return std::optional<bool>(false);
+  const SearchDoc doc = c.doc();
+  if (index_answered) {
+    for (std::size_t i = 0; i < answered_.size(); ++i) {
+      if (!answered_[i] && !matcher_.matches_clause(doc, i)) return std::optional<bool>(false);
+    }
+  } else if (!matcher_.matches(doc)) {
+    return std::optional<bool>(false);
+  }
+  if (!check_scope || !r_.root_rkey) return std::optional<bool>(true);
+  auto standing = standing_of(c);
+  if (!standing) return pass(standing);
+  if (!standing->known) return std::optional<bool>();
+  return std::optional<bool>(standing->under_root);
+}
+
+Result<bool> SearchRun::add(const Candidate& c) {
+  Hit hit;
+  // The 32 nearest ancestors (and whether there are more), nearest first.
+  std::unordered_map<std::string, bool> seen{{c.rkey, true}};
+  bool top = false;
+  std::optional<std::string> up;
+  if (std::string_view(c.group).starts_with(child_prefix_)) up = c.group.substr(child_prefix_.size());
+  while (up && !seen.contains(*up)) {
+    seen.emplace(*up, true);
+    auto node = place(*up);
+    if (!node) return pass(node);
+    if ((*node)->missing) break;
+    if (hit.ancestors.size() == kMaxSearchAncestors) {
+      hit.truncated = true;
+      break;
+    }
+    hit.ancestors.push_back({*up, (*node)->text});
+    top = (*node)->top;
+    up = (*node)->parent;
+  }
+  (void)top;
+  std::reverse(hit.ancestors.begin(), hit.ancestors.end());
+  hit.ranges = matcher_.score(c.doc()).ranges;
+  // As view_bytes counts a node: its texts escaped at worst, its names and
+  // the view's fields; and the ancestors' texts.
+  std::size_t bytes = 2 * (c.text.size() + (c.note ? c.note->size() : 0)) + 3 * r_.did.size() +
+                      3 * c.rkey.size() + 512 + 16 * hit.ranges.size();
+  for (const auto& a : hit.ancestors) bytes += 2 * a.text.size() + a.rkey.size() + 32;
+  if (!hits_->empty() && bytes_ + bytes > r_.max_bytes) return false;
+  bytes_ += bytes;
+  hit.node = c;
+  hits_->push_back(std::move(hit));
+  return true;
+}
+
+Result<std::optional<std::vector<std::pair<std::string, std::string>>>> SearchRun::path(
+    const Candidate& c, std::size_t& entries) {
+  using Path = std::vector<std::pair<std::string, std::string>>;
+  Path out{{c.sort_key, c.rkey}};
+  std::optional<std::string> up;
+  if (std::string_view(c.group).starts_with(child_prefix_)) up = c.group.substr(child_prefix_.size());
+  while (up && !(r_.root_rkey && *up == *r_.root_rkey)) {
+    const Place& node = places_[*up];
+    if (node.missing) break;
+    out.emplace_back(node.sort_key, *up);
+    up = node.parent;
+    if (++entries + examined_ > r_.budget_rows) return std::optional<Path>();
+  }
+  std::reverse(out.begin(), out.end());
+  return std::optional<Path>(std::move(out));
+}
+
+// All candidates read, filtered and sorted; false when the budget ran out
+// before they were (the caller then starts over the long way).
+Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::int64_t offset) {
+  struct Found {
+    Candidate c;
+    std::int64_t score = 0;
+    bool placed = true;  // has a reading position (outline)
+    std::vector<std::pair<std::string, std::string>> path;
+  };
+  std::vector<Found> found;
+  const bool outline = r_.sort == SearchSort::kOutline;
+  for (const std::int64_t rowid : rowids) {
+    auto c = load(kCandidateByRowid, rowid);
+    if (!c) return pass(c);
+    if (!*c) continue;
+    auto want = wanted(**c, true, true);
+    if (!want) return pass(want);
+    if (!*want) return false;
+    if (!**want) continue;
+    Found f{std::move(**c)};
+    if (r_.sort == SearchSort::kRelevance) f.score = matcher_.score(f.c.doc()).score;
+    if (outline) {
+      auto standing = standing_of(f.c);
+      if (!standing) return pass(standing);
+      if (!standing->known) return false;
+      f.placed = r_.root_rkey ? true : standing->reachable;
+    }
+    found.push_back(std::move(f));
+  }
+  if (outline) {
+    std::size_t entries = 0;
+    for (auto& f : found) {
+      if (!f.placed) continue;
+      auto p = path(f.c, entries);
+      if (!p) return pass(p);
+      if (!*p) return false;
+      f.path = std::move(**p);
+    }
+  }
+  std::sort(found.begin(), found.end(), [&](const Found& a, const Found& b) {
+    switch (r_.sort) {
+      case SearchSort::kRelevance:
+        return a.score != b.score ? a.score > b.score : a.c.rowid > b.c.rowid;
+      case SearchSort::kRecent:
+        return a.c.change_seq > b.c.change_seq;
+      case SearchSort::kOutline:
+        if (a.placed != b.placed) return a.placed;
+        if (!a.placed) return a.c.rkey < b.c.rkey;
+        return a.path < b.path;
+    }
+    return false;
+  });
+  std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found)));
+  while (at < found.size() && !full()) {
+    auto added = add(found[at].c);
+    if (!added) return pass(added);
+    if (!*added) break;
+    ++at;
+  }
+  if (at < found.size()) set_cursor('c', static_cast<std::int64_t>(at));
+  return true;
+}
+
+Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
+  struct Found {
+    Candidate c;
+    std::int64_t score = 0;
+  };
+  std::vector<Found> found;
+  bool exhausted = true;
+  std::int64_t low = upper;
+  {
+    auto stmt = db_.prepare(kMatchesDown);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, *expression_).bind(2, upper);
+    while (true) {
+      if (spent() && low != upper) {
+        exhausted = false;
+        break;
+      }
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      ++examined_;
+      const std::int64_t rowid = (*stmt)->integer(0);
+      auto c = load(kCandidateByRowid, rowid);
+      if (!c) return pass(c);
+      if (*c) {
+        must_finish_ = low == upper;
+        auto want = wanted(**c, true, true);
+        must_finish_ = false;
+        if (!want) return pass(want);
+        if (!*want) {  // the budget ran out: the window ends before it
+          exhausted = false;
+          break;
+        }
+        if (*want && **want) found.push_back({std::move(**c), 0});
+      }
+      low = rowid;
+    }
+  }
+  for (auto& f : found) f.score = matcher_.score(f.c.doc()).score;
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.score != b.score ? a.score > b.score : a.c.rowid > b.c.rowid;
+  });
+  std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found)));
+  while (at < found.size() && !full()) {
+    auto added = add(found[at].c);
+    if (!added) return pass(added);
+    if (!*added) break;
+    ++at;
+  }
+  if (at < found.size()) {
+    set_cursor('w', upper, static_cast<std::int64_t>(at));
+  } else if (!exhausted) {
+    set_cursor('w', low, 0);
+    page_->budget_cut = true;
+  }
+  return {};
+}
+
+}  // namespace bulleted::schema::search

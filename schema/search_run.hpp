@@ -1,0 +1,159 @@
+// The inside of a search (schema/reader_search.cpp): one request's run
+// over the index and the rows, its candidates, the places of their
+// ancestors and its cursors. Internal to schema/: the Reader is its only
+// user, and tests reach it through the Reader.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "schema/datetime.hpp"
+#include "schema/rows.hpp"
+#include "schema/search_match.hpp"
+#include "schema/sqlite.hpp"
+#include "schema/syntax.hpp"
+
+namespace bulleted::schema::search {
+
+#define CANDIDATE_COLUMNS \
+  "rowid, rkey, grp, sort_key, text, note, completed, created_at, change_seq, indexed_at"
+inline constexpr const char* kCandidateByRowid =
+    "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE rowid = ?1 AND did = ?2";
+inline constexpr const char* kPlaceByKey = "SELECT grp, sort_key, text FROM nodes WHERE did = ?1 AND rkey = ?2";
+inline constexpr const char* kMatchesDown =
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC";
+inline constexpr const char* kByChange = "SELECT " CANDIDATE_COLUMNS
+                                  " FROM nodes WHERE did = ?1 AND change_seq < ?2"
+                                  " ORDER BY change_seq DESC";
+inline constexpr const char* kFirstChild = "SELECT " CANDIDATE_COLUMNS
+                                    " FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1";
+inline constexpr const char* kNextSibling = "SELECT " CANDIDATE_COLUMNS
+                                     " FROM nodes WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
+                                     " ORDER BY sort_key, rkey LIMIT 1";
+inline constexpr const char* kByKeyFrom = "SELECT " CANDIDATE_COLUMNS
+                                   " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
+
+inline constexpr std::int64_t kNoRow = std::numeric_limits<std::int64_t>::max();
+
+// A node as a search reads it: enough to filter, sort and place it.
+struct Candidate {
+  std::int64_t rowid = 0;
+  std::string rkey, group, sort_key, text;
+  std::optional<std::string> note;
+  bool completed = false;
+  std::string created_at;
+  std::int64_t change_seq = 0;
+  std::optional<std::int64_t> indexed_at;
+
+  SearchDoc doc() const {
+    return {text, note ? std::optional<std::string_view>(*note) : std::nullopt, completed,
+            datetime_ms(created_at), indexed_at};
+  }
+};
+
+
+
+
+// A cursor: its kind, up to three numbers, and the search it belongs to.
+struct SearchCursor {
+  char kind = 0;
+  std::int64_t a = 0, b = 0, c = 0;
+};
+
+
+
+Candidate read_candidate(const Statement& stmt);
+// `text` cut to at most `max` bytes at a character boundary.
+std::string cut_text(std::string_view text, std::size_t max);
+// What a cursor is bound to: the search's q, sort and root.
+std::uint64_t search_digest(const SearchRequest& request);
+std::string encode_cursor(const SearchCursor& cursor, std::uint64_t digest);
+// kInvalidRequest for a cursor that is not one of this search's.
+Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest);
+
+// Where a node stands: its parent, whether it has a reading position
+// (its parents lead to the top level) and whether `root` is above it.
+struct Standing {
+  bool known = false;
+  bool reachable = false;
+  bool under_root = false;
+};
+
+struct Place {
+  bool missing = true;
+  bool top = false;                   // filed at the top level
+  std::optional<std::string> parent;  // filed under this node
+  std::string sort_key;
+  std::string text;  // cut for ancestors
+  Standing standing;
+};
+
+// A found node as a page returns it.
+struct Hit {
+  Candidate node;
+  std::vector<MatchRange> ranges;
+  std::vector<SearchAncestor> ancestors;
+  bool truncated = false;
+};
+
+class SearchRun {
+ public:
+  SearchRun(Database& db, const SearchRequest& request, std::string code)
+      : db_(db),
+        r_(request),
+        matcher_(request.query, request.now_ms),
+        code_(std::move(code)),
+        top_group_("at://" + request.did),
+        child_prefix_("at://" + request.did + "/" + std::string(kNodeCollection) + "/") {}
+
+  // The page's hits, its cursor and what it cost.
+  Result<void> run(std::vector<Hit>& hits, SearchPage& page);
+  std::size_t examined() const { return examined_; }
+
+ private:
+  // The first candidate of a page is always decided, whatever it costs
+  // (each page makes progress); every other stops at the budget.
+  bool spent() const { return examined_ >= r_.budget_rows && !must_finish_; }
+  bool full() const { return hits_->size() >= static_cast<std::size_t>(r_.limit); }
+
+  Result<Place*> place(const std::string& rkey);
+  Result<Standing> standing(const std::string& rkey);
+  Result<Standing> standing_of(const Candidate& c);
+  Result<std::optional<bool>> wanted(const Candidate& c, bool index_answered, bool check_scope);
+  // Adds a hit; false when the answer's bytes are full (not added).
+  Result<bool> add(const Candidate& c);
+  Result<std::optional<Candidate>> load(const char* sql, std::int64_t rowid);
+  void set_cursor(char kind, std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
+    page_->cursor = encode_cursor({kind, a, b, c}, search_digest(r_));
+  }
+
+  Result<bool> complete(const std::vector<std::int64_t>& rowids, std::int64_t offset);
+  Result<void> windows(std::int64_t upper, std::int64_t offset);
+  Result<void> recent(std::int64_t below);
+  Result<void> outline(std::int64_t phase, std::int64_t rowid, std::int64_t step);
+  Result<void> unplaced(std::int64_t rowid);
+  Result<std::optional<std::vector<std::pair<std::string, std::string>>>> path(
+      const Candidate& c, std::size_t& entries);
+
+  Database& db_;
+  const SearchRequest& r_;
+  SearchMatcher matcher_;
+  std::string code_;
+  std::string top_group_, child_prefix_;
+  std::optional<std::string> expression_;
+  std::vector<bool> answered_;
+  std::unordered_map<std::string, Place> places_;
+  std::size_t examined_ = 0;
+  bool must_finish_ = false;
+  std::size_t bytes_ = 0;
+  std::vector<Hit>* hits_ = nullptr;
+  SearchPage* page_ = nullptr;
+};
+
+}  // namespace bulleted::schema::search

@@ -1,0 +1,277 @@
+// A search's walks: the repo's nodes by change sequence, the outline in
+// reading order then the nodes with no reading position, and the run that
+// picks the way through for a page.
+#include <algorithm>
+
+#include "schema/search_index.hpp"
+#include "schema/search_run.hpp"
+
+namespace bulleted::schema::search {
+
+Result<void> SearchRun::recent(std::int64_t below) {
+  auto stmt = db_.prepare(kByChange);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, r_.did).bind(2, below);
+  bool first = true;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return {};
+    Candidate c = read_candidate(**stmt);
+    if (spent() && !first) {
+      set_cursor('t', c.change_seq + 1);
+      page_->budget_cut = true;
+      return {};
+    }
+    ++examined_;
+    must_finish_ = first;
+    auto want = wanted(c, false, true);
+    must_finish_ = false;
+    if (!want) return pass(want);
+    if (!*want) {
+      set_cursor('t', c.change_seq + 1);
+      page_->budget_cut = true;
+      return {};
+    }
+    first = false;
+    if (!**want) continue;
+    auto added = add(c);
+    if (!added) return pass(added);
+    if (!*added) {
+      set_cursor('t', c.change_seq + 1);
+      return {};
+    }
+    if (full()) {
+      set_cursor('t', c.change_seq);
+      return {};
+    }
+  }
+}
+
+// The outline in reading order from where the cursor left off: `step` says
+// what is next about node `rowid`: examine it (0), go down into it (1), or
+// go on after its subtree (2); rowid 0 starts at the scope's first node.
+Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int64_t step) {
+  if (phase == 1) return unplaced(rowid);
+  const std::string scope = r_.root_rkey ? child_prefix_ + *r_.root_rkey : top_group_;
+  auto first_in = [&](const std::string& group) -> Result<std::optional<Candidate>> {
+    ++examined_;
+    auto stmt = db_.prepare(kFirstChild);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, group);
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return std::optional<Candidate>();
+    return std::optional<Candidate>(read_candidate(**stmt));
+  };
+  auto after = [&](const Candidate& c) -> Result<std::optional<Candidate>> {
+    ++examined_;
+    auto stmt = db_.prepare(kNextSibling);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, c.group).bind_view(2, c.sort_key).bind_view(3, c.rkey);
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return std::optional<Candidate>();
+    return std::optional<Candidate>(read_candidate(**stmt));
+  };
+  std::optional<Candidate> at;
+  if (rowid != 0) {
+    auto c = load(kCandidateByRowid, rowid);
+    if (!c) return pass(c);
+    at = std::move(*c);
+  }
+  if (!at) {  // the start, or the node the cursor named is gone: from the top
+    auto c = first_in(scope);
+    if (!c) return pass(c);
+    at = std::move(*c);
+    step = 0;
+  }
+  // Every step moves the cursor on (down, across or up): a page stops at
+  // its budget after at least one.
+  bool first = true;
+  while (at) {
+    if (spent() && !first) {
+      set_cursor('o', 0, at->rowid, step);
+      page_->budget_cut = true;
+      return {};
+    }
+    first = false;
+    if (step == 0) {
+      step = 1;
+      if (r_.root_rkey && at->rkey == *r_.root_rkey) {
+        step = 2;  // the root inside its own subtree (a cycle): never again
+        continue;
+      }
+      ++examined_;
+      auto want = wanted(*at, false, false);
+      if (!want) return pass(want);
+      if (*want && **want) {
+        auto added = add(*at);
+        if (!added) return pass(added);
+        if (!*added) {
+          set_cursor('o', 0, at->rowid, 0);
+          return {};
+        }
+        if (full()) {
+          set_cursor('o', 0, at->rowid, 1);
+          return {};
+        }
+      }
+    } else if (step == 1) {
+      auto child = first_in(child_prefix_ + at->rkey);
+      if (!child) return pass(child);
+      if (*child) {
+        at = std::move(*child);
+        step = 0;
+      } else {
+        step = 2;
+      }
+    } else {
+      auto next = after(*at);
+      if (!next) return pass(next);
+      if (*next) {
+        at = std::move(*next);
+        step = 0;
+      } else if (at->group == scope) {
+        at.reset();
+      } else {
+        // Up to the parent, whose subtree this ends.
+        const std::string parent = at->group.substr(child_prefix_.size());
+        ++examined_;
+        auto stmt = db_.prepare(kByKeyFrom);
+        if (!stmt) return pass(stmt);
+        (*stmt)->bind_view(1, r_.did).bind_view(2, parent);
+        auto row = (*stmt)->step();
+        if (!row) return pass(row);
+        if (!*row || (*stmt)->text_view(1) != parent) {
+          at.reset();
+        } else {
+          at = read_candidate(**stmt);
+        }
+      }
+    }
+  }
+  if (r_.root_rkey) return {};
+  return unplaced(0);
+}
+
+// The nodes with no reading position (unattached, dangling, in a cycle), by
+// rkey, from node `rowid` on (0: the first).
+Result<void> SearchRun::unplaced(std::int64_t rowid) {
+  std::string from;
+  if (rowid != 0) {
+    auto c = load(kCandidateByRowid, rowid);
+    if (!c) return pass(c);
+    if (*c) from = (*c)->rkey;
+  }
+  auto stmt = db_.prepare(kByKeyFrom);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, r_.did).bind_view(2, from);
+  bool first = true;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) return {};
+    Candidate c = read_candidate(**stmt);
+    if (full() || (spent() && !first)) {
+      set_cursor('o', 1, c.rowid, 0);
+      page_->budget_cut = !full();
+      return {};
+    }
+    ++examined_;
+    must_finish_ = first;
+    first = false;
+    auto standing = standing_of(c);
+    must_finish_ = false;
+    if (!standing) return pass(standing);
+    if (!standing->known) {
+      set_cursor('o', 1, c.rowid, 0);
+      page_->budget_cut = true;
+      return {};
+    }
+    if (standing->reachable) continue;
+    auto want = wanted(c, false, false);
+    if (!want) return pass(want);
+    if (!**want) continue;
+    auto added = add(c);
+    if (!added) return pass(added);
+    if (!*added) {
+      set_cursor('o', 1, c.rowid, 0);
+      return {};
+    }
+  }
+}
+
+Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
+  hits_ = &hits;
+  page_ = &page;
+  std::optional<SearchCursor> cursor;
+  if (r_.cursor) {
+    auto decoded = decode_cursor(*r_.cursor, search_digest(r_));
+    if (!decoded) return pass(decoded);
+    cursor = *decoded;
+  }
+  if (code_.empty()) return {};  // nothing of the repo was ever indexed
+  expression_ = fts_expression(r_.query, code_, &answered_);
+  const std::size_t half = std::max<std::size_t>(r_.budget_rows / 2, 1);
+  auto all_matches = [&]() -> Result<std::vector<std::int64_t>> {
+    std::vector<std::int64_t> rowids;
+    auto stmt = db_.prepare(kMatchesDown);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, *expression_).bind(2, kNoRow);
+    while (rowids.size() <= half) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      ++examined_;
+      rowids.push_back((*stmt)->integer(0));
+    }
+    return rowids;
+  };
+  auto the_long_way = [&]() -> Result<void> {
+    if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
+    if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0);
+    return recent(kNoRow);
+  };
+  if (cursor) {
+    switch (cursor->kind) {
+      case 'c': {
+        if (!expression_) return {};
+        auto rowids = all_matches();
+        if (!rowids) return pass(rowids);
+        if (rowids->size() > half) rowids->resize(half);
+        auto done = complete(*rowids, cursor->a);
+        if (!done) return pass(done);
+        return {};
+      }
+      case 'w':
+        if (!expression_) return {};
+        return windows(cursor->a, cursor->b);
+      case 't':
+        return recent(cursor->a);
+      default:
+        return outline(cursor->a, cursor->b, cursor->c);
+    }
+  }
+  if (!expression_) return the_long_way();
+  auto rowids = all_matches();
+  if (!rowids) return pass(rowids);
+  if (rowids->size() > half) return the_long_way();
+  auto done = complete(*rowids, 0);
+  if (!done) return pass(done);
+  if (!*done) {
+    // Too many steps up to place the candidates: the long way, next page.
+    hits.clear();
+    page.budget_cut = true;
+    if (r_.sort == SearchSort::kOutline) {
+      set_cursor('o', 0, 0, 0);
+    } else if (r_.sort == SearchSort::kRelevance) {
+      set_cursor('w', kNoRow, 0);
+    } else {
+      set_cursor('t', kNoRow);
+    }
+  }
+  return {};
+}
+
+}  // namespace bulleted::schema::search
