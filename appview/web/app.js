@@ -5,9 +5,10 @@
 // and edit.js hold the rest, over the pure modules text.js, queue.js and
 // keys.js.
 import { $, call, canEdit, outlineRoot, query, say, state, xrpc } from './client.js';
-import { elementOf, focusText, groupOf, loadGroup, refreshGroup, updateElement } from './outline.js';
+import { elementOf, focusText, groupOf, loadGroup, refreshGroup, showFound, updateElement } from './outline.js';
 import { place } from './edit.js';
 import { edits } from './queue.js';
+import { resetSearch, setUpSearch } from './search.js';
 
 // ---- following changes made elsewhere
 
@@ -45,6 +46,7 @@ async function open() {
   const [, who, zoom] = location.hash.match(/^#\/([^/]*)\/?([^/]*)/) ?? [];
   const generation = ++state.generation;
   edits.stale.clear();
+  resetSearch();
   outlineRoot().replaceChildren();
   $('breadcrumbs').replaceChildren();
   $('zoom-title').classList.add('hidden');
@@ -63,6 +65,11 @@ async function open() {
     state.cursor = (await query('getChanges', { repo: state.repo, latest: true })).cursor;
     if (state.zoom) await showZoom(generation);
     await loadGroup(state.zoom, outlineRoot());
+    if (generation !== state.generation) return;
+    if (state.focusAfterOpen) {
+      showFound(state.focusAfterOpen);
+      state.focusAfterOpen = null;
+    }
     for (const id of ['add-node']) $(id).classList.toggle('hidden', !canEdit());
     document.querySelector('label[for="import-file"]').classList.toggle('hidden', !canEdit());
     say(canEdit() ? 'Editing.' : 'Read-only: sign in to edit.');
@@ -207,6 +214,7 @@ $('export-opml').addEventListener('click', () => exportAs('opml'));
 $('export-text').addEventListener('click', () => exportAs('text'));
 
 window.addEventListener('hashchange', open);
+setUpSearch();
 state.token = sessionStorage.getItem('bulleted.token');
 showSignedIn();
 loadSession().finally(open);

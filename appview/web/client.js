@@ -14,6 +14,7 @@ export const state = {
   nodes: new Map(),  // rkey -> NodeView (as last read)
   expanded: new Set(),
   editing: null,     // rkey whose text has focus
+  focusAfterOpen: null,  // rkey to focus once the outline opened (a search result)
   generation: 0,     // bumped on navigation: late answers are dropped
 };
 

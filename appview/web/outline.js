@@ -213,3 +213,13 @@ export function focusText(rkey, atEnd = true) {
   }
 }
 
+// A bullet a search found, in the outline shown: scrolled to, marked, and
+// focused when it can be edited.
+export function showFound(rkey) {
+  const li = elementOf(rkey);
+  if (!li) return;
+  for (const old of document.querySelectorAll('li.found')) old.classList.remove('found');
+  li.classList.add('found');
+  li.scrollIntoView({ block: 'center' });
+  focusText(rkey);
+}

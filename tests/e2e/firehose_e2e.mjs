@@ -131,6 +131,39 @@ try {
     assertEqual(bad, { sort_key: '~', sort_key_raw: 'a00' }, 'a malformed sortKey is kept and sorts last');
   });
 
+  await runner.test('search follows the PDS: new words found, old ones not, deleted gone, a moved subtree under its new root only', async () => {
+    const search = async (q, root) => {
+      const url = new URL(`http://127.0.0.1:${indexerPort}/xrpc/app.bulleted.searchNodes`);
+      url.searchParams.set('repo', alice.did);
+      url.searchParams.set('q', q);
+      if (root) url.searchParams.set('root', root);
+      const res = await fetch(url);
+      const body = await res.json();
+      assertEqual(res.status, 200, `search ${q}: ${JSON.stringify(body)}`);
+      return body.results.map((r) => r.node.rkey).sort();
+    };
+    await create(alice, 'sfolder', node('Search folder', { sortKey: 'a3' }));
+    await create(alice, 'sother', node('Other folder', { sortKey: 'a4' }));
+    await create(alice, 'stree', node('Zebra subtree top', { sortKey: 'a0', parent: uri(alice.did, 'sfolder') }));
+    await create(alice, 'sleaf', node('zebra leaf in 東京', { sortKey: 'a0', parent: uri(alice.did, 'stree') }));
+    await create(alice, 'sedit', node('giraffe first words', { sortKey: 'a1', parent: uri(alice.did, 'sfolder') }));
+    await create(alice, 'sgone', node('zebra to delete', { sortKey: 'a2', parent: uri(alice.did, 'sfolder') }));
+    await converged([alice]);
+    assertEqual(await search('zebra'), ['sgone', 'sleaf', 'stree'], 'the written records found');
+    assertEqual(await search('東京'), ['sleaf'], 'a CJK run found');
+    assertEqual(await search('zebra', 'sfolder'), ['sgone', 'sleaf', 'stree'], 'under their root');
+    await put(alice, 'sedit', node('okapi second words', { sortKey: 'a1', parent: uri(alice.did, 'sfolder') }));
+    await remove(alice, 'sgone');
+    // The subtree moves: its top goes under "Other folder".
+    await put(alice, 'stree', node('Zebra subtree top', { sortKey: 'a0', parent: uri(alice.did, 'sother') }));
+    await converged([alice]);
+    assertEqual(await search('giraffe'), [], 'the old words are gone');
+    assertEqual(await search('okapi'), ['sedit'], 'the new words are found');
+    assertEqual(await search('zebra'), ['sleaf', 'stree'], 'the deleted record is gone');
+    assertEqual(await search('zebra', 'sfolder'), [], 'nothing under the old root');
+    assertEqual(await search('zebra', 'sother'), ['sleaf', 'stree'], 'the subtree under its new root');
+  });
+
   await runner.test('a SIGKILLed consumer resumes without gaps or double applies', async () => {
     let writing = true;
     let n = 0;

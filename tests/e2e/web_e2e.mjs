@@ -52,6 +52,10 @@ const two = await post('createNode', { text: 'two' });
 await post('createNode', { text: 'three' });
 await post('createNode', { parentRkey: one.rkey, text: 'one.a' });
 await post('createNode', { parentRkey: one.rkey, text: 'one.b' });
+// What the search test looks for, under `two`.
+await post('createNode', { parentRkey: two.rkey, text: '東京タワーに行く' });
+const needle = await post('createNode', { parentRkey: two.rkey, text: 'find the needle #project' });
+await post('createNode', { parentRkey: two.rkey, text: '<img src=x onerror=alert(2)> needle' });
 const hostile = await post('importOutline', { format: 'opml', content: `<?xml version="1.0"?>
 <opml version="2.0"><head><title>t</title></head><body>
 <outline text="&lt;b&gt;bold&lt;/b&gt; and &lt;a href=&quot;https://example.com/x&quot;&gt;a link&lt;/a&gt; and &lt;a href=&quot;javascript:alert(1)&quot;&gt;no link&lt;/a&gt; &lt;img src=x onerror=alert(1)&gt;"/>
@@ -236,6 +240,51 @@ try {
     assert((await page.$eval('#breadcrumbs', (e) => e.textContent)).startsWith('Top'), 'breadcrumbs');
     await page.screenshot({ path: path.join(shots, 'outline-zoomed-1280.png') });
     await page.click('#breadcrumbs a');
+    await waitFor('back at the top', async () => (await shown(page))[0] === 'one', 10000);
+  });
+
+  await runner.test('search: / focuses the box; results as you type, with breadcrumbs, marks and tags; a click opens the bullet', async () => {
+    const searchFor = async (q) => {
+      await page.click('#search-input', { clickCount: 3 });
+      await page.keyboard.press('Backspace');
+      await page.keyboard.type(q);
+    };
+    const results = () => page.$$eval('#results li.result a.hit', (els) => els.map((e) => e.textContent));
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.keyboard.press('/');
+    assert(await page.evaluate(() => document.activeElement?.id === 'search-input'), '/ focuses the search box');
+    await page.keyboard.type('東京');
+    await waitFor('the Japanese result', async () => (await results()).join() === '東京タワーに行く', 10000);
+    assertEqual(await page.$$eval('#results mark', (els) => els.map((e) => e.textContent).join('')), '東京',
+      'the matched characters marked');
+    const twoText = (await api('getNode', { repo: did, rkey: two.rkey })).body.text;
+    assertEqual(await page.$eval('#results .crumbs', (e) => e.textContent), twoText, 'its ancestors as breadcrumbs');
+    await searchFor('needle');
+    await waitFor('both needles', async () => (await results()).length === 2, 10000);
+    assert((await results()).includes('<img src=x onerror=alert(2)> needle'), 'a hostile text shown as text');
+    assertEqual(await page.$$eval('#results img', (els) => els.length), 0, 'no element from a result');
+    await searchFor('#pro');
+    await waitFor('the tag offered', async () =>
+      (await page.$$eval('#tag-list option', (els) => els.map((e) => e.value))).includes('#project'), 10000);
+    await searchFor('needle #project');
+    await waitFor('one result', async () => (await results()).join() === 'find the needle #project', 10000);
+    await page.screenshot({ path: path.join(shots, 'search-1280.png') });
+    await page.click('#results a.hit');
+    await waitFor('its parent zoomed', async () => page.evaluate(() => location.hash) === `#/${did}/${two.rkey}`, 10000);
+    await waitFor('the bullet shown and focused', async () => page.evaluate((rkey) =>
+      document.querySelector('li.found')?.dataset.rkey === rkey &&
+      document.activeElement?.closest('li')?.dataset.rkey === rkey, needle.rkey), 10000);
+    assert(await page.$eval('#search-results', (e) => e.classList.contains('hidden')), 'the results closed');
+    // Inside a zoomed bullet, its subtree only.
+    await searchFor('one');
+    await waitFor('nothing under two', async () =>
+      !(await page.$eval('#no-results', (e) => e.classList.contains('hidden'))), 10000);
+    await searchFor('needle');
+    await waitFor('the needles under two', async () => (await results()).length === 2, 10000);
+    await page.keyboard.press('Escape');
+    assert(await page.$eval('#search-results', (e) => e.classList.contains('hidden')), 'Escape leaves the results');
+    assertEqual(await page.$eval('#search-input', (e) => e.value), '', 'and empties the box');
+    await page.evaluate((d) => { location.hash = `#/${d}`; }, did);
     await waitFor('back at the top', async () => (await shown(page))[0] === 'one', 10000);
   });
 

@@ -126,6 +126,13 @@ try {
     const ancestors = await q('getAncestors', { repo: alice, rkey: grandchild.rkey });
     assertEqual(ancestors.ancestors.map((n) => n.rkey), [first, child.rkey], 'ancestors, root first');
     assertEqual(await q('getPosition', { repo: alice, rkey: between.rkey }), { index: 2, siblingCount: 6 }, 'position');
+    await p('updateNode', { repo: alice, rkey: top[2].rkey, text: 'top 2 #Plan with Café', note: 'café note' });
+    const found = await q('searchNodes', { repo: alice, q: 'cafe #plan', sort: 'outline', limit: 5 });
+    assertEqual(found.results.map((r) => r.node.rkey), [top[2].rkey], 'searchNodes');
+    assertEqual(found.results[0].highlights.map((h) => h.field), ['text', 'text', 'note'], 'the highlights');
+    const scoped = await q('searchNodes', { repo: alice, q: 'grandchild', root: child.rkey });
+    assertEqual(scoped.results[0].ancestors.map((a) => a.rkey), [first, child.rkey], 'a result\'s ancestors');
+    assertEqual((await q('getTags', { repo: alice, prefix: '#p' })).tags, [{ tag: '#plan', count: 1 }], 'getTags');
 
     await p('updateNode', { repo: alice, rkey: child.rkey, text: 'child, edited', completed: true });
     await p('moveNode', { repo: alice, rkey: grandchild.rkey, parentRkey: top[4].rkey });
@@ -174,6 +181,8 @@ try {
     await fails('NotFound', 'getImportJob', () => q('getImportJob', { id: 'nosuchjob' }));
     await fails('NotFound', 'exportOutline', () => q('exportOutline', { repo: alice, root: 'nosuchnode', format: 'text' }));
     await fails('InvalidRequest', 'getChildren', () => q('getChildren', { repo: 'not a did' }));
+    await fails('InvalidRequest', 'searchNodes', () => q('searchNodes', { repo: alice, q: '-only' }));
+    await fails('NotFound', 'searchNodes', () => q('searchNodes', { repo: alice, q: 'x', root: 'nosuchnode' }));
     await fails('InvalidNeighbour', 'createNode', () => p('createNode', { repo: alice, afterRkey: 'nosuchnode', text: 'x' }));
     await fails('WouldCycle', 'moveNode', async () => {
       const parent = some[0].rkey;
