@@ -8,7 +8,8 @@ import { $, query, say, state } from './client.js';
 import { Latest, matchPieces, tagBeingTyped } from './found.js';
 import { showFound } from './outline.js';
 
-const latest = new Latest();
+const latest = new Latest();      // searches
+const latestTags = new Latest();  // tag completions
 let timer = null;
 let shown = { q: '', root: null, cursor: null };
 
@@ -39,15 +40,17 @@ function resultItem(result) {
   open.href = `#/${state.repo}${result.node.parent ? `/${result.node.parent}` : ''}`;
   open.append(textWithMarks(result.node.text || '(empty)', result.highlights.filter((h) => h.field === 'text')));
   open.addEventListener('click', (event) => {
+    if (event.ctrlKey || event.metaKey || event.shiftKey) return;  // a new tab: the link's own way
+    event.preventDefault();
+    const hash = new URL(open.href).hash;
     closeResults();
-    if (new URL(open.href).hash === location.hash) {
-      // Its parent is the zoom shown: no navigation.
-      event.preventDefault();
-      showFound(result.node.rkey);
+    if (hash === location.hash) {
+      showFound(result.node.rkey);  // its parent is the zoom shown
       return;
     }
     // Opened with its parent zoomed; app.js shows it once loaded.
     state.focusAfterOpen = result.node.rkey;
+    location.hash = hash;
   });
   li.append(crumbs, open);
   if (result.node.note) {
@@ -98,10 +101,10 @@ async function completeTag(q) {
   const tag = tagBeingTyped(q);
   const options = $('tag-list');
   if (!tag || !state.repo) return options.replaceChildren();
-  const ticket = latest.next();
+  const ticket = latestTags.next();
   try {
     const { tags } = await query('getTags', { repo: state.repo, prefix: tag, limit: 10 });
-    if (!latest.isLatest(ticket)) return;
+    if (!latestTags.isLatest(ticket)) return;
     const head = q.slice(0, q.length - tag.length);
     options.replaceChildren(...tags.map(({ tag: t }) => {
       const option = document.createElement('option');
