@@ -60,6 +60,18 @@ seed_api() {  # one body per procedure: the first byte picks it
   find "$dir" -type f
 }
 
+seed_search() {  # one query a file: the vector file's rows
+  local dir="$build/seed/search_query_fuzz"
+  mkdir -p "$dir"
+  local n=0
+  while IFS= read -r line; do
+    case "$line" in ''|//*) continue ;; esac
+    n=$((n + 1))
+    printf '%s' "${line% => *}" > "$dir/row$n"
+  done < tests/schema/search_query_vectors.txt
+  find "$dir" -type f
+}
+
 seed() {  # seed TARGET: fixture files that make a good starting corpus
   case "$1" in
     frame_fuzz) find tests/fixtures/firehose -name '*.bin' -o -name '*.cbor' ;;
@@ -68,6 +80,7 @@ seed() {  # seed TARGET: fixture files that make a good starting corpus
     car_fuzz) find tests/fixtures/firehose/run -name '*.car' ;;
     order_key_fuzz) seed_order_keys ;;
     api_fuzz) seed_api ;;
+    search_query_fuzz) seed_search ;;
   esac
 }
 

@@ -1,8 +1,8 @@
 // What an anonymous client could once do to the app view's memory and CPU,
 // directly and through a real nginx with the shipped limits: a 52 MB body
 // of nested brackets to importOutline (without and with a token), eight
-// exports of a 60,000-node outline at once, and four hostile 1.2 MB imports
-// at once. Meanwhile /healthz is probed; its latencies and the app view's
+// exports of a 60,000-node outline at once, four hostile 1.2 MB imports
+// at once, and one client's hostile searches over four connections. Meanwhile /healthz is probed; its latencies and the app view's
 // peak RSS (VmHWM, reset before each case) are printed as "figures:" lines,
 // which docs/RELIABILITY.md records. Asserted: the structure (refusals
 // before the body, exports streamed or refused with 429, health always
@@ -196,7 +196,80 @@ async function probes(port, label) {
   });
 }
 
+// What one anonymous client can ask of search: a one-letter prefix, a word
+// of 60,000 bullets, 15 ORs, a 512-byte phrase, each in every sort, four at
+// a time from one address, while another address reads nodes and health is
+// probed. Every answer is 200 (a page, maybe short, with a cursor) or 429
+// with Retry-After; nothing else answers; memory stays near where it was.
+async function hostileSearches(port) {
+  await runner.test('one client\'s hostile searches over four connections: bounded pages or 429, others answered', async () => {
+    const words = ['child', 'of', 'with', 'a', 'little', 'more', 'text', 'parent', 'line', 'ordinary', 'length', 'c', 'p', 'w', 'l'];
+    const phrase = `"${'child of '.repeat(64)}`.slice(0, 511) + '"';
+    const queries = ['c', 'child', words.join(' OR '), phrase, 'child -of', 'is:completed', 'created:52w child'];
+    const asks = [];
+    for (const q of queries) for (const sort of ['relevance', 'outline', 'recent']) asks.push({ q, sort });
+    resetPeak();
+    const before = residentMb();
+    const stop = probeHealth(port);
+    let reading = true;
+    const reads = [];
+    const reader = (async () => {
+      while (reading) {
+        const started = performance.now();
+        const r = await send(port, { method: 'GET', path: `/xrpc/app.bulleted.getChildren?repo=${did}&limit=10`, from: '127.0.0.40' });
+        reads.push({ status: r.status, ms: performance.now() - started });
+      }
+    })();
+    const answers = [];
+    for (let at = 0; at < asks.length; at += 4) {
+      answers.push(...await Promise.all(asks.slice(at, at + 4).map(({ q, sort }) => send(port, {
+        method: 'GET', path: `/xrpc/app.bulleted.searchNodes?repo=${did}&q=${encodeURIComponent(q)}&sort=${sort}&limit=100`,
+        from: '127.0.0.41' }).then((r) => ({ ...r, q, sort })))));
+    }
+    reading = false;
+    await reader;
+    const health = await stop();
+    const peak = peakRssMb();
+    const readMs = reads.map((r) => r.ms).sort((a, b) => a - b);
+    figures('hostile-searches', { statuses: answers.map((r) => r.status), readP99Ms: readMs[Math.floor(0.99 * readMs.length)],
+      reads: reads.length, peakMb: peak, riseMb: peak - before, health: { ...health, statuses: undefined } });
+    for (const r of answers) {
+      assert(r.status === 200 || r.status === 429, `${r.sort} ${r.q.slice(0, 40)}: ${r.status} ${r.text.slice(0, 200)}`);
+      if (r.status === 429) {
+        assert(Number(r.headers['retry-after']) > 0, 'a refusal says when to retry');
+        continue;
+      }
+      const page = JSON.parse(r.text);
+      assert(page.results.length <= 100, 'at most the limit');
+      assert(!page.cursor || page.cursor.length <= 512, 'a cursor of at most 512 bytes');
+    }
+    assert(answers.filter((r) => r.status === 200).length >= asks.length / 2, 'most searches answered');
+    assert(reads.every((r) => r.status === 200), `other reads answered: ${[...new Set(reads.map((r) => r.status))]}`);
+    assert(health.statuses.every((s) => s === 200), `health answered ${JSON.stringify(health.statuses)}`);
+    if (!sanitized) assert(peak - before < 64, `peak RSS rose by ${round(peak - before)} MB`);
+    // A broad search pages on: every page moves, and the pages end.
+    let cursor;
+    let pages = 0;
+    const seen = new Set();
+    do {
+      const r = await send(port, { method: 'GET', from: '127.0.0.42',
+        path: `/xrpc/app.bulleted.searchNodes?repo=${did}&q=child&sort=outline&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` });
+      if (r.status === 429) { await sleep(1000); continue; }
+      assertEqual(r.status, 200, r.text.slice(0, 200));
+      const page = JSON.parse(r.text);
+      for (const n of page.results) {
+        assert(!seen.has(n.node.rkey), 'no repeats');
+        seen.add(n.node.rkey);
+      }
+      cursor = page.cursor;
+      pages++;
+    } while (cursor && seen.size < 1000);
+    assert(seen.size >= 1000, `pages went on (${seen.size} results in ${pages} pages)`);
+  });
+}
+
 try {
+  await hostileSearches(appPort);
   await probes(appPort, 'directly');
   await probes(nginxPort, 'through nginx');
   await runner.test('the app view stayed up throughout', async () => {
