@@ -245,7 +245,7 @@ const std::vector<Setting>& settings() {
       {"limits.signInPerAccountPerMinute", "", "",
        integer(&Config::sign_in_per_account_per_minute, 0, 1'000'000)},
       {"limits.maxConcurrentExports", "", "", integer(&Config::max_concurrent_exports, 1, 64)},
-      {"limits.maxConcurrentSearches", "", "", integer(&Config::max_concurrent_searches, 1, 64)},
+      {"limits.maxConcurrentSearches", "", "", integer(&Config::max_concurrent_searches, 0, 64)},
       {"limits.searchRowsPerRequest", "", "",
        integer(&Config::search_rows_per_request, 100, 10'000'000)},
       {"limits.outboundFetches", "", "", integer(&Config::outbound_fetches, 0, 64)},
@@ -414,6 +414,12 @@ Result<Config> load_config(const std::optional<std::string>& config_file, const 
 int outbound_fetch_places(const Config& config) {
   const int half = std::max(1, config.threads / 2);
   return config.outbound_fetches <= 0 ? half : std::min(config.outbound_fetches, half);
+}
+
+int search_places(const Config& config) {
+  const int quarter = std::max(1, config.threads / 4);
+  return config.max_concurrent_searches <= 0 ? quarter
+                                             : std::min(config.max_concurrent_searches, quarter);
 }
 
 bool local_service_auth_allows(const Config& config, const std::string& did) {

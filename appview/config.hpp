@@ -73,8 +73,10 @@ struct Config {
   int sign_in_per_minute = 30;
   int sign_in_per_account_per_minute = 10;
   int max_concurrent_exports = 2;
-  // Searches (searchNodes) running at once: the rest wait briefly, then 429.
-  int max_concurrent_searches = 2;
+  // Searches (searchNodes) running at once; as many more may wait briefly
+  // for a place, the rest are 429. 0 is a quarter of the workers, and no
+  // setting gives them more (running and waiting, at most half).
+  int max_concurrent_searches = 0;
   // The candidate rows one search request may examine (index rows, nodes,
   // steps up to ancestors): a page stops there, short, with a cursor.
   int search_rows_per_request = 20'000;
@@ -102,6 +104,9 @@ struct Config {
 // The places of the outbound gate (limits.outboundFetches): at least one,
 // at most half of server.threads.
 int outbound_fetch_places(const Config& config);
+// The searches that may run at once (limits.maxConcurrentSearches, bounded
+// by a quarter of server.threads, at least 1).
+int search_places(const Config& config);
 
 // Whether a caller proven by service auth may write `did`'s repo in local
 // mode (auth.localServiceAuth).

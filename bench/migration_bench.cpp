@@ -70,7 +70,11 @@ int main(int argc, char** argv) {
                 static_cast<long long>(*(*store)->read().node_count()), since(t0));
     // Back to schema 5.
     if (!bulleted::testing::database_of(**store).exec(
-            "DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN "
+            "DROP TABLE search_fts; DROP TABLE search_codes; DROP TABLE search_tags;"
+            " ALTER TABLE nodes DROP COLUMN indexed_at;"
+            " ALTER TABLE repos DROP COLUMN sync_failed_rounds;"
+            " ALTER TABLE repos DROP COLUMN sync_retry_at; DROP TABLE index_totals;"
+            " DROP TABLE order_blocks; DROP TABLE group_counts; ALTER TABLE nodes DROP COLUMN "
             "facets;"
             " ALTER TABLE nodes DROP COLUMN record_bytes; PRAGMA user_version = 5; VACUUM;")) {
       return 1;

@@ -76,6 +76,31 @@ run "getSubtree, 2,000 nodes" "http://127.0.0.1:$port" "$work/subtree.lua"
 CONNECTIONS=1 RUN_THREADS=1 run "getSubtree, 2,000 nodes, 1 conn" "http://127.0.0.1:$port" "$work/subtree.lua"
 CONNECTIONS=1 RUN_THREADS=1 run "trivial, 746 KB, 1 conn" "http://127.0.0.1:$tree_ceiling_port/"
 CONNECTIONS=1 RUN_THREADS=1 run "Boost.Beast trivial, 746 KB, 1 conn" "http://127.0.0.1:$beast_tree_port/"
+# Search: a rare word (a number, found in one or two bullets), against a
+# trivial handler answering a body of the same size, started now that the
+# size is known; then getNode while eight broad searches (every bullet, in
+# outline order: each page spends its whole budget) ask from other
+# connections at once.
+search_q() { echo "/xrpc/app.bulleted.searchNodes?repo=$did&q=$1"; }
+search_bytes=$(curl -sf "http://127.0.0.1:$port$(search_q 1234)" | wc -c)
+search_ceiling_port=$((port + 7))
+"${BUILD_DIR:-build}/bench/http_ceiling" "$search_ceiling_port" "$search_bytes" &
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$search_ceiling_port/" >/dev/null && break; sleep 0.1; done
+printf 'request = function()\n  return wrk.format("GET", "%s" .. math.random(1000, 2999))\nend\n' \
+  "$(search_q '')" > "$work/search.lua"
+printf 'request = function()\n  return wrk.format("GET", "%s&sort=outline")\nend\n' \
+  "$(search_q bullet)" > "$work/broad.lua"
+run "trivial, a search answer's size ($search_bytes B)" "http://127.0.0.1:$search_ceiling_port/"
+run "searchNodes, a rare word" "http://127.0.0.1:$port" "$work/search.lua"
+if [ -z "${ONLY:-}" ] || [[ "getNode while 8 searches run" =~ $ONLY ]]; then
+  wrk -t1 -c8 -d"$((seconds + 2))s" -s "$work/broad.lua" "http://127.0.0.1:$port" > "$work/broad.out" &
+  broad_pid=$!
+  sleep 1
+  run "getNode while 8 searches run" "http://127.0.0.1:$port" "$work/node.lua"
+  wait "$broad_pid" || true
+  printf "  %-30s %s req/s, %s non-2xx (429: no place)\n" "the 8 broad searches" \
+    "$(awk '/Requests\/sec/ {print $2}' "$work/broad.out")" "$(awk '/Non-2xx/ {print $NF}' "$work/broad.out")"
+fi
 # The server's own time for the same createNode requests: its latency
 # histogram (from the handler's start to its answer) and the time they waited
 # for a worker (the requests lane's queue; nothing else runs meanwhile). What

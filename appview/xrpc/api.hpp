@@ -85,7 +85,7 @@ struct AppContext {
         sign_in_limits(c.sign_in_per_minute),
         sign_in_account_limits(c.sign_in_per_account_per_minute),
         exports(c.max_concurrent_exports),
-        searches(c.max_concurrent_searches),
+        searches(search_places(c), search_places(c)),
         plain_writes(clock, services) {}
   const Config& config;
   TrustedProxies proxies;

@@ -100,7 +100,13 @@ WorkGate::Place::~Place() {
 
 std::unique_ptr<WorkGate::Place> WorkGate::enter(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  if (!freed_.wait_for(lock, wait, [&] { return running_ < total_; })) return nullptr;
+  if (running_ >= total_) {
+    if (waiting_ >= most_waiting_) return nullptr;
+    ++waiting_;
+    const bool freed = freed_.wait_for(lock, wait, [&] { return running_ < total_; });
+    --waiting_;
+    if (!freed) return nullptr;
+  }
   ++running_;
   return std::make_unique<Place>(this);
 }
@@ -108,6 +114,11 @@ std::unique_ptr<WorkGate::Place> WorkGate::enter(std::chrono::milliseconds wait)
 int WorkGate::running() const {
   std::lock_guard lock(mutex_);
   return running_;
+}
+
+int WorkGate::waiting() const {
+  std::lock_guard lock(mutex_);
+  return waiting_;
 }
 
 }  // namespace bulleted::appview

@@ -113,10 +113,11 @@ class LongRequestGate {
 };
 
 // Work that may only run so many at once (searches): a place is waited for
-// briefly, then refused.
+// briefly by at most `waiting` requests (each holds a worker while it
+// waits); the rest are refused at once.
 class WorkGate {
  public:
-  explicit WorkGate(int total) : total_(total) {}
+  WorkGate(int total, int waiting) : total_(total), most_waiting_(waiting) {}
 
   // Holds a place until destroyed.
   class Place {
@@ -132,12 +133,15 @@ class WorkGate {
   // A place, or null when none came free within `wait`.
   std::unique_ptr<Place> enter(std::chrono::milliseconds wait);
   int running() const;
+  int waiting() const;
 
  private:
   mutable std::mutex mutex_;
   std::condition_variable freed_;
   int total_;
+  int most_waiting_;
   int running_ = 0;
+  int waiting_ = 0;
 };
 
 }  // namespace bulleted::appview

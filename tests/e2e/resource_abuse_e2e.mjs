@@ -246,7 +246,9 @@ async function hostileSearches(port) {
     assert(answers.filter((r) => r.status === 200).length >= asks.length / 2, 'most searches answered');
     assert(reads.every((r) => r.status === 200), `other reads answered: ${[...new Set(reads.map((r) => r.status))]}`);
     assert(health.statuses.every((s) => s === 200), `health answered ${JSON.stringify(health.statuses)}`);
-    if (!sanitized) assert(peak - before < 64, `peak RSS rose by ${round(peak - before)} MB`);
+    // Reading many rows fills the workers' page caches (4 connections of at
+    // most 32 MiB each): a search holds nothing beyond them but its page.
+    if (!sanitized) assert(peak - before < 4 * 32 + 32, `peak RSS rose by ${round(peak - before)} MB`);
     // A broad search pages on: every page moves, and the pages end.
     let cursor;
     let pages = 0;

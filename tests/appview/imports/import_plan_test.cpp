@@ -79,6 +79,23 @@ TEST_F(ImportPlanTest, AJobThatIsDoneKeepsNoPlanAndAnswersAsBefore) {
   EXPECT_EQ(free->value_or(-1), 0);
 }
 
+TEST_F(ImportPlanTest, AnImportedOutlineIsSearchableAndTheIndexMatchesItsRows) {
+  const auto job = plan(50);
+  LocalSink sink(clock_);
+  EXPECT_EQ(run(job.id, sink).state, schema::ImportState::kDone);
+  schema::SearchRequest request{.did = kDid, .q = "bullet 37",
+                                .query = *schema::parse_search_query("bullet 37")};
+  auto page = store_->read().search(request);
+  ASSERT_TRUE(page.has_value()) << page.error().message;
+  ASSERT_EQ(page->results.size(), 1u);
+  EXPECT_EQ(page->results[0].node.text, "bullet 37");
+  ASSERT_EQ(page->results[0].ancestors.size(), 2u);  // the import root, then bullet 30
+  EXPECT_EQ(page->results[0].ancestors[1].text, "bullet 30");
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_TRUE(report->search_index_ok);
+}
+
 TEST_F(ImportPlanTest, TheStateAndTheDroppedPlanCommitTogether) {
   const auto job = plan(20);
   // The move to done inside a transaction that is rolled back: neither the

@@ -247,6 +247,48 @@ TEST_F(WritePathTest, ACreateDeepInASubtreeNeverOutlivesTheSubtreesDelete) {
   EXPECT_GT(landed, 0) << "creates did run alongside the deletes";
 }
 
+// Local writes keep the search index in their own transaction: found as
+// soon as the write answered, by new words only after an update, under a
+// new root after a move, and gone with a deleted subtree.
+TEST_F(WritePathTest, LocalWritesAreFoundAsSoonAsTheyAnswer) {
+  LocalSink sink(clock_);
+  Writer writer(locks_, clock_, sink);
+  auto found = [&](const std::string& q, std::optional<std::string> root = std::nullopt) {
+    schema::SearchRequest request{.did = kDid, .q = q, .query = *schema::parse_search_query(q),
+                                  .root_rkey = std::move(root)};
+    auto page = store_->read().search(request);
+    EXPECT_TRUE(page.has_value()) << page.error().message;
+    std::vector<std::string> texts;
+    for (const auto& r : page->results) texts.push_back(r.node.text);
+    std::sort(texts.begin(), texts.end());
+    return texts;
+  };
+  NeighbourIntent top;
+  auto a = writer.create(*store_, kDid, top, {.text = "alpha folder"});
+  auto b = writer.create(*store_, kDid, top, {.text = "beta folder"});
+  ASSERT_TRUE(a && b);
+  NeighbourIntent under_a;
+  under_a.parent_rkey = a->rkey;
+  auto leaf = writer.create(*store_, kDid, under_a, {.text = "kiwi leaf", .note = "#fruit"});
+  ASSERT_TRUE(leaf.has_value());
+  EXPECT_EQ(found("kiwi"), std::vector<std::string>{"kiwi leaf"});
+  EXPECT_EQ(found("#fruit", a->rkey), std::vector<std::string>{"kiwi leaf"});
+  ASSERT_TRUE(writer.update(*store_, kDid, leaf->rkey, {.text = std::string("mango leaf")}));
+  EXPECT_EQ(found("kiwi"), std::vector<std::string>{});
+  EXPECT_EQ(found("mango"), std::vector<std::string>{"mango leaf"});
+  NeighbourIntent under_b;
+  under_b.parent_rkey = b->rkey;
+  ASSERT_TRUE(writer.move(*store_, kDid, leaf->rkey, under_b));
+  EXPECT_EQ(found("mango", a->rkey), std::vector<std::string>{});
+  EXPECT_EQ(found("mango", b->rkey), std::vector<std::string>{"mango leaf"});
+  ASSERT_TRUE(writer.remove(*store_, kDid, b->rkey));
+  EXPECT_EQ(found("mango"), std::vector<std::string>{});
+  EXPECT_EQ(found("folder"), std::vector<std::string>{"alpha folder"});
+  auto report = store_->integrity_report();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_TRUE(report->search_index_ok);
+}
+
 TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
   // Threads with connections of their own create at random indexes of one
   // group through shared queues (createNode's path), some naming a sibling

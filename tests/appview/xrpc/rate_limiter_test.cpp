@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <variant>
 
 namespace bulleted::appview {
@@ -58,6 +61,34 @@ TEST(LongRequestGateTest, OnePerClientAndATotal) {
   first = LongRequestGate::Refusal::kServerBusy;  // releases a's pass
   EXPECT_TRUE(std::holds_alternative<std::unique_ptr<LongRequestGate::Pass>>(
       gate.enter(ClientKey::address("c"))));
+}
+
+}  // namespace
+}  // namespace bulleted::appview
+
+namespace bulleted::appview {
+namespace {
+
+TEST(WorkGateTest, AsManyWaitAsRunAndTheRestAreRefusedAtOnce) {
+  using namespace std::chrono_literals;
+  WorkGate gate(1, 1);
+  auto running = gate.enter(0ms);
+  ASSERT_NE(running, nullptr);
+  EXPECT_EQ(gate.running(), 1);
+  EXPECT_EQ(gate.enter(0ms), nullptr) << "no place, and no wait asked for";
+  // One waits; while it does, another is refused without waiting.
+  std::unique_ptr<WorkGate::Place> waited;
+  std::thread waiter([&] { waited = gate.enter(5s); });
+  while (gate.waiting() == 0) std::this_thread::yield();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(gate.enter(5s), nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 4s) << "refused without waiting";
+  running.reset();  // frees the place: the waiter takes it
+  waiter.join();
+  EXPECT_NE(waited, nullptr);
+  EXPECT_EQ(gate.running(), 1);
+  waited.reset();
+  EXPECT_EQ(gate.running(), 0);
 }
 
 }  // namespace
