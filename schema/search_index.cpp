@@ -154,7 +154,10 @@ Result<std::optional<std::string>> find_repo_code(Database& db, std::string_view
 }
 
 Result<std::string> SearchUpkeep::code(std::string_view did, bool create) {
-  if (auto known = codes_.find(did); known != codes_.end()) return known->second;
+  // A repo found without a code is asked again when a write may create it.
+  if (auto known = codes_.find(did); known != codes_.end() && (!known->second.empty() || !create)) {
+    return known->second;
+  }
   auto found = find_repo_code(db_, did);
   if (!found) return pass(found);
   if (!*found && create) {
@@ -168,7 +171,7 @@ Result<std::string> SearchUpkeep::code(std::string_view did, bool create) {
     if (!found) return pass(found);
   }
   std::string code = found->value_or("");
-  codes_.emplace(std::string(did), code);
+  codes_.insert_or_assign(std::string(did), code);
   return code;
 }
 

@@ -208,7 +208,6 @@ Result<bool> SearchRun::add(const Candidate& c) {
   Hit hit;
   // The 32 nearest ancestors (and whether there are more), nearest first.
   std::unordered_map<std::string, bool> seen{{c.rkey, true}};
-  bool top = false;
   std::optional<std::string> up;
   if (std::string_view(c.group).starts_with(child_prefix_)) up = c.group.substr(child_prefix_.size());
   while (up && !seen.contains(*up)) {
@@ -221,10 +220,8 @@ Result<bool> SearchRun::add(const Candidate& c) {
       break;
     }
     hit.ancestors.push_back({*up, (*node)->text});
-    top = (*node)->top;
     up = (*node)->parent;
   }
-  (void)top;
   std::reverse(hit.ancestors.begin(), hit.ancestors.end());
   hit.ranges = matcher_.score(c.doc()).ranges;
   // As view_bytes counts a node: its texts escaped at worst, its names and

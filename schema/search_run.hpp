@@ -138,6 +138,9 @@ class SearchRun {
   Result<void> recent(std::int64_t below);
   Result<void> outline(std::int64_t phase, std::int64_t rowid, std::int64_t step);
   Result<void> unplaced(std::int64_t rowid);
+  Result<std::optional<Candidate>> first_in_group(const std::string& group);
+  Result<std::optional<Candidate>> next_sibling(const Candidate& c);
+  Result<std::optional<Candidate>> parent_of(const Candidate& c);
   Result<std::optional<std::vector<std::pair<std::string, std::string>>>> path(
       const Candidate& c, std::size_t& entries);
 

@@ -48,32 +48,50 @@ Result<void> SearchRun::recent(std::int64_t below) {
   }
 }
 
+// The first node of `group` in reading order.
+Result<std::optional<Candidate>> SearchRun::first_in_group(const std::string& group) {
+  ++examined_;
+  auto stmt = db_.prepare(kFirstChild);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, group);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Candidate>();
+  return std::optional<Candidate>(read_candidate(**stmt));
+}
+
+// The sibling after `c` in its group.
+Result<std::optional<Candidate>> SearchRun::next_sibling(const Candidate& c) {
+  ++examined_;
+  auto stmt = db_.prepare(kNextSibling);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, c.group).bind_view(2, c.sort_key).bind_view(3, c.rkey);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Candidate>();
+  return std::optional<Candidate>(read_candidate(**stmt));
+}
+
+// The node `c` is filed under (none at the top, or for a missing parent).
+Result<std::optional<Candidate>> SearchRun::parent_of(const Candidate& c) {
+  if (!std::string_view(c.group).starts_with(child_prefix_)) return std::optional<Candidate>();
+  const std::string parent = c.group.substr(child_prefix_.size());
+  ++examined_;
+  auto stmt = db_.prepare(kByKeyFrom);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, r_.did).bind_view(2, parent);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row || (*stmt)->text_view(1) != parent) return std::optional<Candidate>();
+  return std::optional<Candidate>(read_candidate(**stmt));
+}
+
 // The outline in reading order from where the cursor left off: `step` says
 // what is next about node `rowid`: examine it (0), go down into it (1), or
 // go on after its subtree (2); rowid 0 starts at the scope's first node.
 Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int64_t step) {
   if (phase == 1) return unplaced(rowid);
   const std::string scope = r_.root_rkey ? child_prefix_ + *r_.root_rkey : top_group_;
-  auto first_in = [&](const std::string& group) -> Result<std::optional<Candidate>> {
-    ++examined_;
-    auto stmt = db_.prepare(kFirstChild);
-    if (!stmt) return pass(stmt);
-    (*stmt)->bind_view(1, group);
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return std::optional<Candidate>();
-    return std::optional<Candidate>(read_candidate(**stmt));
-  };
-  auto after = [&](const Candidate& c) -> Result<std::optional<Candidate>> {
-    ++examined_;
-    auto stmt = db_.prepare(kNextSibling);
-    if (!stmt) return pass(stmt);
-    (*stmt)->bind_view(1, c.group).bind_view(2, c.sort_key).bind_view(3, c.rkey);
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) return std::optional<Candidate>();
-    return std::optional<Candidate>(read_candidate(**stmt));
-  };
   std::optional<Candidate> at;
   if (rowid != 0) {
     auto c = load(kCandidateByRowid, rowid);
@@ -81,7 +99,7 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
     at = std::move(*c);
   }
   if (!at) {  // the start, or the node the cursor named is gone: from the top
-    auto c = first_in(scope);
+    auto c = first_in_group(scope);
     if (!c) return pass(c);
     at = std::move(*c);
     step = 0;
@@ -118,7 +136,7 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
         }
       }
     } else if (step == 1) {
-      auto child = first_in(child_prefix_ + at->rkey);
+      auto child = first_in_group(child_prefix_ + at->rkey);
       if (!child) return pass(child);
       if (*child) {
         at = std::move(*child);
@@ -127,7 +145,7 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
         step = 2;
       }
     } else {
-      auto next = after(*at);
+      auto next = next_sibling(*at);
       if (!next) return pass(next);
       if (*next) {
         at = std::move(*next);
@@ -136,18 +154,9 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
         at.reset();
       } else {
         // Up to the parent, whose subtree this ends.
-        const std::string parent = at->group.substr(child_prefix_.size());
-        ++examined_;
-        auto stmt = db_.prepare(kByKeyFrom);
-        if (!stmt) return pass(stmt);
-        (*stmt)->bind_view(1, r_.did).bind_view(2, parent);
-        auto row = (*stmt)->step();
-        if (!row) return pass(row);
-        if (!*row || (*stmt)->text_view(1) != parent) {
-          at.reset();
-        } else {
-          at = read_candidate(**stmt);
-        }
+        auto parent = parent_of(*at);
+        if (!parent) return pass(parent);
+        at = std::move(*parent);
       }
     }
   }

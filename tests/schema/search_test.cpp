@@ -153,6 +153,14 @@ TEST_F(SearchTest, TheIndexFollowsCreatesUpdatesMovesAndDeletes) {
   EXPECT_TRUE(index_matches());
 }
 
+TEST_F(SearchTest, ARepoFirstSeenWithADeleteThenACreateInOneBatchIsIndexed) {
+  apply({testing::remove(kBob, "never", 1), op_of({.did = kBob, .rkey = "a", .text = "first words"})});
+  auto page = this->page("first", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->results.size(), 1u);
+  EXPECT_TRUE(index_matches());
+}
+
 TEST_F(SearchTest, ARepoDeletedLeavesNothingAndAHiddenOneIsHiddenOnly) {
   put({.rkey = "a", .text = "shared word #tag"});
   put({.did = kBob, .rkey = "a", .text = "shared word #tag"});
