@@ -164,8 +164,9 @@ std::string rkey_of(long n) {
 
 // One outline of `count` bullets: a folder of 100,000 siblings (when the
 // outline is large enough), a 1,000-bullet project (20 of 50), and the
-// rest a tree grown near where the last bullets were written (depth and
-// fan-out of a real account: mostly 2-8 levels).
+// rest a tree of at most eight levels, most bullets two to five deep, each
+// written under one of the bullets written last at the level above (as an
+// account grows: lists under recent headings).
 void write_outline(schema::Store& store, Generator& gen, const std::string& did, long count,
                    std::vector<std::string>* roots) {
   schema::ApplyBatch batch;
@@ -177,8 +178,6 @@ void write_outline(schema::Store& store, Generator& gen, const std::string& did,
     }
   };
   long n = 0;
-  std::vector<std::string> recent;
-  std::uniform_real_distribution<double> p(0, 1);
   if (count >= 200'000) {
     const std::string inbox = rkey_of(n++);
     push(gen.op(did, inbox, std::nullopt));
@@ -194,17 +193,25 @@ void write_outline(schema::Store& store, Generator& gen, const std::string& did,
       for (int b = 0; b < 49; ++b) push(gen.op(did, rkey_of(n++), part));
     }
   }
+  // recent[d]: bullets written last at depth d (0: the top level).
+  std::vector<std::vector<std::string>> recent(8);
+  const double depth_weights[] = {1, 6, 10, 9, 6, 3, 1.5, 0.5};
+  std::discrete_distribution<int> depth_of(std::begin(depth_weights), std::end(depth_weights));
   while (n < count) {
     const std::string rkey = rkey_of(n++);
+    int depth = depth_of(gen.random);
+    while (depth > 0 && recent[static_cast<std::size_t>(depth - 1)].empty()) --depth;
     std::optional<std::string> parent;
-    if (!recent.empty() && p(gen.random) > 0.01) {
-      parent = recent[gen.random() % recent.size()];
+    if (depth > 0) {
+      const auto& above = recent[static_cast<std::size_t>(depth - 1)];
+      parent = above[gen.random() % above.size()];
     }
     push(gen.op(did, rkey, parent));
-    if (recent.size() < 64) {
-      recent.push_back(rkey);
+    auto& level = recent[static_cast<std::size_t>(depth)];
+    if (level.size() < 16) {
+      level.push_back(rkey);
     } else {
-      recent[gen.random() % recent.size()] = rkey;
+      level[gen.random() % level.size()] = rkey;
     }
   }
   if (!batch.ops.empty() && !store.apply(batch)) std::exit(1);

@@ -24,13 +24,7 @@ char sigil_letter(char sigil) { return sigil == '#' ? 'h' : 'a'; }
 }  // namespace
 
 std::string fold_tag(std::string_view tag) {
-  if (std::all_of(tag.begin(), tag.end(), [](char c) { return (c & 0x80) == 0; })) {
-    std::string out(tag);
-    for (char& c : out) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
-  }
+  if (auto ascii = ascii_lowercase(tag)) return std::move(*ascii);
   icu::UnicodeString text = icu::UnicodeString::fromUTF8(
       icu::StringPiece(tag.data(), static_cast<std::int32_t>(tag.size())));
   text.toLower();
@@ -253,22 +247,22 @@ Result<void> SearchUpkeep::flush() {
   return {};
 }
 
-Result<void> build_search_index(Database& db,
-                                const std::function<void(std::int64_t, std::int64_t)>& counted) {
-  auto total = query_value<std::int64_t>(db, "SELECT count(*) FROM nodes");
-  if (!total) return pass(total);
-  SearchUpkeep upkeep(db);
-  std::int64_t done = 0;
+namespace {
+
+// Every node's rowid, repo, text and note, in rowid order, a thousand rows a
+// read: the statement is never open while `each` writes.
+struct NodeText {
+  std::int64_t rowid;
+  std::string did, text;
+  std::optional<std::string> note;
+  std::optional<std::string_view> note_view() const {
+    return note ? std::optional<std::string_view>(*note) : std::nullopt;
+  }
+};
+Result<void> for_each_node(Database& db, const std::function<Result<void>(const NodeText&)>& each) {
   std::int64_t after = 0;
-  // In rowid order, a thousand rows a read: the statement is never open
-  // while the index is written.
   while (true) {
-    struct Row {
-      std::int64_t rowid;
-      std::string did, text;
-      std::optional<std::string> note;
-    };
-    std::vector<Row> rows;
+    std::vector<NodeText> rows;
     {
       auto read = db.prepare(
           "SELECT rowid, did, text, note FROM nodes WHERE rowid > ?1 ORDER BY rowid LIMIT 1000");
@@ -282,15 +276,29 @@ Result<void> build_search_index(Database& db,
                         (*read)->optional_text(3)});
       }
     }
-    if (rows.empty()) break;
+    if (rows.empty()) return {};
     for (const auto& row : rows) {
-      const auto note = row.note ? std::optional<std::string_view>(*row.note) : std::nullopt;
-      if (auto r = upkeep.added(row.rowid, row.did, row.text, note); !r) return r;
+      if (auto r = each(row); !r) return r;
     }
     after = rows.back().rowid;
-    done += static_cast<std::int64_t>(rows.size());
-    if (counted) counted(done, total->value_or(0));
   }
+}
+
+}  // namespace
+
+Result<void> build_search_index(Database& db,
+                                const std::function<void(std::int64_t, std::int64_t)>& counted) {
+  auto total = query_value<std::int64_t>(db, "SELECT count(*) FROM nodes");
+  if (!total) return pass(total);
+  SearchUpkeep upkeep(db);
+  std::int64_t done = 0;
+  auto indexed = for_each_node(db, [&](const NodeText& row) -> Result<void> {
+    if (auto r = upkeep.added(row.rowid, row.did, row.text, row.note_view()); !r) return r;
+    if (++done % 1000 == 0 && counted) counted(done, total->value_or(0));
+    return {};
+  });
+  if (!indexed) return indexed;
+  if (counted) counted(done, total->value_or(0));
   return upkeep.flush();
 }
 
@@ -314,54 +322,32 @@ Result<bool> search_index_matches(Database& db) {
     return pass(r);
   }
   std::map<std::string, std::string, std::less<>> codes;
-  std::int64_t after = 0;
-  while (true) {
-    struct Row {
-      std::int64_t rowid;
-      std::string did, text;
-      std::optional<std::string> note;
-    };
-    std::vector<Row> rows;
-    {
-      auto read = db.prepare(
-          "SELECT rowid, did, text, note FROM nodes WHERE rowid > ?1 ORDER BY rowid LIMIT 1000");
-      if (!read) return pass(read);
-      (*read)->bind(1, after);
-      while (true) {
-        auto row = (*read)->step();
-        if (!row) return pass(row);
-        if (!*row) break;
-        rows.push_back({(*read)->integer(0), (*read)->text(1), (*read)->text(2),
-                        (*read)->optional_text(3)});
-      }
+  auto rebuilt = for_each_node(db, [&](const NodeText& row) -> Result<void> {
+    auto known = codes.find(row.did);
+    if (known == codes.end()) {
+      auto code = find_repo_code(db, row.did);
+      if (!code) return pass(code);
+      known = codes.emplace(row.did, code->value_or("-")).first;
     }
-    if (rows.empty()) break;
-    for (const auto& row : rows) {
-      auto known = codes.find(row.did);
-      if (known == codes.end()) {
-        auto code = find_repo_code(db, row.did);
-        if (!code) return pass(code);
-        known = codes.emplace(row.did, code->value_or("-")).first;
-      }
-      const auto note = row.note ? std::optional<std::string_view>(*row.note) : std::nullopt;
-      const SearchTokens tokens = search_tokens(known->second, row.text, note);
-      auto put = db.prepare(
-          "INSERT INTO temp.search_rebuilt (rowid, text, note, tags) VALUES (?1, ?2, ?3, ?4)");
-      if (!put) return pass(put);
-      (*put)->bind(1, row.rowid).bind_view(2, tokens.text).bind_view(3, tokens.note);
-      (*put)->bind_view(4, tokens.tags);
-      if (auto r = (*put)->run(); !r) return pass(r);
-      for (const auto& tag : node_tags(row.text, note)) {
-        auto count = db.prepare(
-            "INSERT INTO temp.search_tags_rebuilt (did, tag, n) VALUES (?1, ?2, 1)"
-            " ON CONFLICT (did, tag) DO UPDATE SET n = n + 1");
-        if (!count) return pass(count);
-        (*count)->bind(1, row.did).bind(2, tag);
-        if (auto r = (*count)->run(); !r) return pass(r);
-      }
+    const auto note = row.note_view();
+    const SearchTokens tokens = search_tokens(known->second, row.text, note);
+    auto put = db.prepare(
+        "INSERT INTO temp.search_rebuilt (rowid, text, note, tags) VALUES (?1, ?2, ?3, ?4)");
+    if (!put) return pass(put);
+    (*put)->bind(1, row.rowid).bind_view(2, tokens.text).bind_view(3, tokens.note);
+    (*put)->bind_view(4, tokens.tags);
+    if (auto r = (*put)->run(); !r) return pass(r);
+    for (const auto& tag : node_tags(row.text, note)) {
+      auto count = db.prepare(
+          "INSERT INTO temp.search_tags_rebuilt (did, tag, n) VALUES (?1, ?2, 1)"
+          " ON CONFLICT (did, tag) DO UPDATE SET n = n + 1");
+      if (!count) return pass(count);
+      (*count)->bind(1, row.did).bind(2, tag);
+      if (auto r = (*count)->run(); !r) return pass(r);
     }
-    after = rows.back().rowid;
-  }
+    return {};
+  });
+  if (!rebuilt) return pass(rebuilt);
   auto differences = query_value<std::int64_t>(
       db,
       "SELECT (SELECT count(*) FROM (SELECT term, doc, col, offset FROM temp.search_kept_vocab"

@@ -29,11 +29,42 @@ SearchMatcher::SearchMatcher(const SearchQuery& query, std::int64_t now_ms)
     : query_(query), now_ms_(now_ms) {
   for (const auto& clause : query_.all) {
     auto& terms = folded_.emplace_back();
+    std::vector<std::string> needles;
     for (const auto& term : clause.any) {
       auto& words = terms.emplace_back();
       for (const auto& word : term.words) words.push_back(fold_word(word));
+      std::optional<std::string> needle;
+      if (term.kind == SearchTerm::Kind::kWords && !term.words.empty()) {
+        needle = ascii_lowercase(term.words.front());
+      } else if (term.kind == SearchTerm::Kind::kTag) {
+        needle = ascii_lowercase(std::string_view(term.tag).substr(1));
+      }
+      if (needle && !needle->empty()) needles.push_back(std::move(*needle));
+    }
+    if (!clause.negated && !clause.any.empty() && needles.size() == clause.any.size()) {
+      needles_.push_back(std::move(needles));
     }
   }
+}
+
+bool SearchMatcher::may_match(const SearchDoc& doc) const {
+  if (needles_.empty()) return true;
+  std::string low;
+  low.reserve(doc.text.size() + (doc.note ? doc.note->size() + 1 : 0));
+  for (const std::string_view field : {doc.text, doc.note.value_or(std::string_view())}) {
+    for (const char c : field) {
+      if ((c & 0x80) != 0) return true;  // folding may make a match of it
+      low += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    low += '\n';
+  }
+  for (const auto& needles : needles_) {
+    const bool any = std::any_of(needles.begin(), needles.end(), [&](const std::string& needle) {
+      return low.find(needle) != std::string::npos;
+    });
+    if (!any) return false;
+  }
+  return true;
 }
 
 SearchMatcher::Field SearchMatcher::read_field(std::string_view text) {
@@ -101,6 +132,7 @@ bool SearchMatcher::clause_holds(std::size_t index, const SearchDoc& doc,
 }
 
 bool SearchMatcher::matches(const SearchDoc& doc) const {
+  if (!may_match(doc)) return false;
   const Fields fields = read(doc);
   for (std::size_t c = 0; c < query_.all.size(); ++c) {
     if (!clause_holds(c, doc, fields)) return false;

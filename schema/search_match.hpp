@@ -41,6 +41,10 @@ class SearchMatcher {
 
   // Whether the node matches every clause.
   bool matches(const SearchDoc& doc) const;
+  // False when the node cannot match, decided cheaply: an ASCII text and
+  // note that hold none of a positive clause's first words or tag names,
+  // ignoring case (what a walk meets most). True when it may.
+  bool may_match(const SearchDoc& doc) const;
   // Whether it matches clause `index` of the query.
   bool matches_clause(const SearchDoc& doc, std::size_t index) const;
 
@@ -78,6 +82,9 @@ class SearchMatcher {
   std::int64_t now_ms_;
   // Each term's words folded once (index-parallel to query_'s terms).
   std::vector<std::vector<std::vector<std::string>>> folded_;
+  // For may_match: per positive clause whose terms all have one, each
+  // term's ASCII needle (its first word, or its tag's name), lowercased.
+  std::vector<std::vector<std::string>> needles_;
 };
 
 // Where `words` (folded, the last a prefix) stand in order in `field`:

@@ -214,14 +214,17 @@ std::vector<WordSpan> tag_spans(std::string_view text) {
   return out;
 }
 
-std::string fold_word(std::string_view word) {
-  if (std::all_of(word.begin(), word.end(), [](char c) { return (c & 0x80) == 0; })) {
-    std::string out(word);
-    for (char& c : out) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
+std::optional<std::string> ascii_lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if ((c & 0x80) != 0) return std::nullopt;
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
+  return out;
+}
+
+std::string fold_word(std::string_view word) {
+  if (auto ascii = ascii_lowercase(word)) return std::move(*ascii);
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* nfd = icu::Normalizer2::getNFDInstance(status);
   icu::UnicodeString folded = icu::UnicodeString::fromUTF8(

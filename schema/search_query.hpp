@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,5 +101,8 @@ std::vector<WordSpan> tag_spans(std::string_view text);
 // A word or tag as the index compares it: lowercased, diacritics removed
 // (unicode61's folding; what highlights compare).
 std::string fold_word(std::string_view word);
+// `text` lowercased when it is all ASCII (the common case, without ICU);
+// nullopt otherwise.
+std::optional<std::string> ascii_lowercase(std::string_view text);
 
 }  // namespace bulleted::schema

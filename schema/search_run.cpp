@@ -236,6 +236,19 @@ Result<bool> SearchRun::add(const Candidate& c) {
   return true;
 }
 
+// Adds `sorted` from `offset` until the page is full; where it stopped.
+Result<std::size_t> SearchRun::add_from(const std::vector<const Candidate*>& sorted,
+                                        std::int64_t offset) {
+  std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(sorted)));
+  while (at < sorted.size() && !full()) {
+    auto added = add(*sorted[at]);
+    if (!added) return pass(added);
+    if (!*added) break;
+    ++at;
+  }
+  return at;
+}
+
 Result<std::optional<std::vector<std::pair<std::string, std::string>>>> SearchRun::path(
     const Candidate& c, std::size_t& entries) {
   using Path = std::vector<std::pair<std::string, std::string>>;
@@ -305,13 +318,11 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
     }
     return false;
   });
-  std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found)));
-  while (at < found.size() && !full()) {
-    auto added = add(found[at].c);
-    if (!added) return pass(added);
-    if (!*added) break;
-    ++at;
-  }
+  std::vector<const Candidate*> sorted;
+  for (const auto& f : found) sorted.push_back(&f.c);
+  auto taken = add_from(sorted, offset);
+  if (!taken) return pass(taken);
+  const std::size_t at = *taken;
   if (at < found.size()) set_cursor('c', static_cast<std::int64_t>(at));
   return true;
 }
@@ -324,6 +335,9 @@ Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
   std::vector<Found> found;
   bool exhausted = true;
   std::int64_t low = upper;
+  // The window's own rows, counted from here: every page of it reads the
+  // same candidates, whatever the page spent before.
+  limit_rows_ = examined_ + window_rows(r_.budget_rows);
   {
     auto stmt = db_.prepare(kMatchesDown);
     if (!stmt) return pass(stmt);
@@ -358,13 +372,11 @@ Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return a.score != b.score ? a.score > b.score : a.c.rowid > b.c.rowid;
   });
-  std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found)));
-  while (at < found.size() && !full()) {
-    auto added = add(found[at].c);
-    if (!added) return pass(added);
-    if (!*added) break;
-    ++at;
-  }
+  std::vector<const Candidate*> sorted;
+  for (const auto& f : found) sorted.push_back(&f.c);
+  auto taken = add_from(sorted, offset);
+  if (!taken) return pass(taken);
+  const std::size_t at = *taken;
   if (at < found.size()) {
     set_cursor('w', upper, static_cast<std::int64_t>(at));
   } else if (!exhausted) {

@@ -4,6 +4,7 @@
 // user, and tests reach it through the Reader.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -38,6 +39,10 @@ inline constexpr const char* kNextSibling = "SELECT " CANDIDATE_COLUMNS
                                      " ORDER BY sort_key, rkey LIMIT 1";
 inline constexpr const char* kByKeyFrom = "SELECT " CANDIDATE_COLUMNS
                                    " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
+
+// Relevance reads its candidates in windows of an eighth of the budget (and
+// sorts them whole when they all fit in one): each is read and scored.
+inline std::size_t window_rows(std::size_t budget) { return std::max<std::size_t>(budget / 8, 1); }
 
 inline constexpr std::int64_t kNoRow = std::numeric_limits<std::int64_t>::max();
 
@@ -119,7 +124,7 @@ class SearchRun {
  private:
   // The first candidate of a page is always decided, whatever it costs
   // (each page makes progress); every other stops at the budget.
-  bool spent() const { return examined_ >= r_.budget_rows && !must_finish_; }
+  bool spent() const { return examined_ >= limit_rows_ && !must_finish_; }
   bool full() const { return hits_->size() >= static_cast<std::size_t>(r_.limit); }
 
   Result<Place*> place(const std::string& rkey);
@@ -128,6 +133,7 @@ class SearchRun {
   Result<std::optional<bool>> wanted(const Candidate& c, bool index_answered, bool check_scope);
   // Adds a hit; false when the answer's bytes are full (not added).
   Result<bool> add(const Candidate& c);
+  Result<std::size_t> add_from(const std::vector<const Candidate*>& sorted, std::int64_t offset);
   Result<std::optional<Candidate>> load(const char* sql, std::int64_t rowid);
   void set_cursor(char kind, std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
     page_->cursor = encode_cursor({kind, a, b, c}, search_digest(r_));
@@ -153,6 +159,9 @@ class SearchRun {
   std::vector<bool> answered_;
   std::unordered_map<std::string, Place> places_;
   std::size_t examined_ = 0;
+  // Where spent() stops: the request's budget, or a relevance window's own
+  // (which must end in the same place whichever page reads it).
+  std::size_t limit_rows_ = r_.budget_rows;
   bool must_finish_ = false;
   std::size_t bytes_ = 0;
   std::vector<Hit>* hits_ = nullptr;

@@ -48,16 +48,25 @@ Result<void> SearchRun::recent(std::int64_t below) {
   }
 }
 
+namespace {
+
+// The candidate a bound statement's first row holds, if any.
+Result<std::optional<Candidate>> first_row(Statement& stmt) {
+  auto row = stmt.step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Candidate>();
+  return std::optional<Candidate>(read_candidate(stmt));
+}
+
+}  // namespace
+
 // The first node of `group` in reading order.
 Result<std::optional<Candidate>> SearchRun::first_in_group(const std::string& group) {
   ++examined_;
   auto stmt = db_.prepare(kFirstChild);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, group);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<Candidate>();
-  return std::optional<Candidate>(read_candidate(**stmt));
+  return first_row(**stmt);
 }
 
 // The sibling after `c` in its group.
@@ -66,10 +75,7 @@ Result<std::optional<Candidate>> SearchRun::next_sibling(const Candidate& c) {
   auto stmt = db_.prepare(kNextSibling);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, c.group).bind_view(2, c.sort_key).bind_view(3, c.rkey);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<Candidate>();
-  return std::optional<Candidate>(read_candidate(**stmt));
+  return first_row(**stmt);
 }
 
 // The node `c` is filed under (none at the top, or for a missing parent).
@@ -222,7 +228,11 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   }
   if (code_.empty()) return {};  // nothing of the repo was ever indexed
   expression_ = fts_expression(r_.query, code_, &answered_);
-  const std::size_t half = std::max<std::size_t>(r_.budget_rows / 2, 1);
+  // At most this many candidates are read and sorted whole; more take the
+  // long way (relevance: windows; the other sorts: walks).
+  const std::size_t half = r_.sort == SearchSort::kRelevance
+                               ? window_rows(r_.budget_rows)
+                               : std::max<std::size_t>(r_.budget_rows / 2, 1);
   auto all_matches = [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> rowids;
     auto stmt = db_.prepare(kMatchesDown);

@@ -150,6 +150,20 @@ TEST(SearchMatch, HighlightsAreByteRangesOfWholeMatchedWordsPerField) {
   EXPECT_GT(scored.score, 0);
 }
 
+TEST(SearchMatch, TheCheapRejectNeverRejectsAMatch) {
+  const SearchMatcher matcher(parsed("apple #todo OR pear"), 0);
+  EXPECT_FALSE(matcher.may_match({"banana split", std::string_view("no fruit")}));
+  EXPECT_FALSE(matcher.may_match({"an apple", std::nullopt}));  // neither todo nor pear
+  EXPECT_TRUE(matcher.may_match({"an APPLE", std::string_view("#TODO")}));
+  EXPECT_TRUE(matcher.may_match({"caf\xc3\xa9", std::nullopt}));  // not ASCII: decided in full
+  for (const char* text : {"apple #todo", "Apple pear", "pineapple #todo x", "apples and pears"}) {
+    const SearchDoc doc{text, std::nullopt};
+    if (matcher.matches(doc)) {
+      EXPECT_TRUE(matcher.may_match(doc)) << text;
+    }
+  }
+}
+
 TEST(SearchMatch, HighlightsAreCappedAt32AField) {
   std::string text;
   for (int i = 0; i < 100; ++i) text += "word ";

@@ -12,9 +12,9 @@
 
 #include "schema/search_index.hpp"
 #include "schema/store.hpp"
+#include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/store_internals.hpp"
-#include "tests/support/temp_dir.hpp"
 
 namespace bulleted::schema {
 namespace {
@@ -55,21 +55,8 @@ std::string key_of(int n) {
   return buf;
 }
 
-class SearchTest : public ::testing::Test {
+class SearchTest : public testing::IndexTest {
  protected:
-  void SetUp() override { open(); }
-  void open() {
-    store_.reset();
-    auto opened = Store::open(dir_.file("index.db"));
-    ASSERT_TRUE(opened.has_value()) << opened.error().message;
-    store_ = std::move(*opened);
-  }
-  void apply(std::vector<RecordOp> ops) {
-    ApplyBatch batch;
-    batch.ops = std::move(ops);
-    auto outcome = store_->apply(batch);
-    ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
-  }
   void put(const Spec& spec) { apply({op_of(spec)}); }
   bool index_matches() {
     auto report = store_->integrity_report();
@@ -125,9 +112,6 @@ class SearchTest : public ::testing::Test {
     ADD_FAILURE() << "no end of pages";
     return out;
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(SearchTest, TheIndexFollowsCreatesUpdatesMovesAndDeletes) {
