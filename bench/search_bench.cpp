@@ -40,6 +40,16 @@ namespace {
 using namespace bulleted;
 using Clock = std::chrono::steady_clock;
 
+// The process's resident memory, in MB.
+double resident_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -321,6 +331,7 @@ int main(int argc, char** argv) {
       out << nlohmann::json::array({(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2)}).dump() << "\n";
     }
   }
+  const double rss_before = resident_mb();
   std::printf("%-40s %-9s %9s %9s %8s %s\n", "query", "sort", "p50 ms", "p99 ms", "results", "budget-cut");
   for (const auto& query : queries) {
     for (const auto sort : {schema::SearchSort::kRelevance, schema::SearchSort::kOutline, schema::SearchSort::kRecent}) {
@@ -353,6 +364,8 @@ int main(int argc, char** argv) {
                   std::string(schema::to_string(sort)).c_str(), at(0.5), at(0.99), results, cut ? "yes" : "no");
     }
   }
+  std::printf("resident memory: %.0f MB before the queries, %.0f MB after (one connection's page cache is at most 32 MB)\n",
+              rss_before, resident_mb());
   std::printf("queries: rare=%s common=%s (%ld bullets) and=%s+%s phrase=%s %s\n", rare.c_str(),
               common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(), mid2.c_str());
   return 0;
