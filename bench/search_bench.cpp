@@ -21,12 +21,11 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/scratch_index.hpp"
 #include "schema/search_query.hpp"
@@ -73,7 +72,8 @@ class Words {
     std::string word;
     while (std::getline(in, word)) {
       if (word.size() < 2 || word.size() > 14) continue;
-      if (!std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; })) continue;
+      if (!std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+        continue;
       list_.push_back(word);
     }
     if (list_.empty()) {
@@ -84,7 +84,8 @@ class Words {
     std::shuffle(list_.begin(), list_.end(), shuffle);
     cumulative_.reserve(list_.size());
     double total = 0;
-    for (std::size_t r = 0; r < list_.size(); ++r) cumulative_.push_back(total += 1.0 / double(r + 1));
+    for (std::size_t r = 0; r < list_.size(); ++r)
+      cumulative_.push_back(total += 1.0 / double(r + 1));
   }
   const std::string& draw(std::mt19937& random) const {
     const double at = std::uniform_real_distribution<double>(0, cumulative_.back())(random);
@@ -98,10 +99,10 @@ class Words {
   std::vector<double> cumulative_;
 };
 
-const char* const kCjk[] = {"東", "京", "日", "本", "語", "会", "議", "資", "料", "の", "を", "に",
-                            "タ", "ワ", "ー", "한", "국", "어", "学", "校"};
-const char* const kTags[] = {"#work", "#home", "#idea", "#todo", "#read", "#project",
-                             "@alice", "@bob", "#urgent", "#later", "#someday", "#errand"};
+const char* const kCjk[] = {"東", "京", "日", "本", "語", "会", "議", "資", "料", "の",
+                            "を", "に", "タ", "ワ", "ー", "한", "국", "어", "学", "校"};
+const char* const kTags[] = {"#work",  "#home", "#idea",   "#todo",  "#read",    "#project",
+                             "@alice", "@bob",  "#urgent", "#later", "#someday", "#errand"};
 
 struct Generator {
   const Words& words;
@@ -240,14 +241,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--main") o.main = std::stol(next());
-    else if (a == "--others") o.others = std::stol(next());
-    else if (a == "--repos") o.repos = std::stol(next());
-    else if (a == "--reps") o.reps = std::stoi(next());
-    else if (a == "--db") o.db = next();
-    else if (a == "--reuse") o.reuse = true;
-    else if (a == "--export") o.exported = next();
-    else if (a == "--words") o.words = next();
+    if (a == "--main")
+      o.main = std::stol(next());
+    else if (a == "--others")
+      o.others = std::stol(next());
+    else if (a == "--repos")
+      o.repos = std::stol(next());
+    else if (a == "--reps")
+      o.reps = std::stoi(next());
+    else if (a == "--db")
+      o.db = next();
+    else if (a == "--reuse")
+      o.reuse = true;
+    else if (a == "--export")
+      o.exported = next();
+    else if (a == "--words")
+      o.words = next();
   }
   const Words words(o.words);
   const std::string main_did = "did:plc:searchbenchmain0000000";
@@ -287,12 +296,16 @@ int main(int argc, char** argv) {
     return v && *v ? **v : -1;
   };
   const auto index_bytes = bytes(
-      "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'search%' OR name = 'sqlite_autoindex_search_codes_1'");
-  const auto text_bytes = bytes("SELECT sum(length(CAST(text AS BLOB)) + coalesce(length(CAST(note AS BLOB)), 0)) FROM nodes");
+      "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'search%' OR name = "
+      "'sqlite_autoindex_search_codes_1'");
+  const auto text_bytes = bytes(
+      "SELECT sum(length(CAST(text AS BLOB)) + coalesce(length(CAST(note AS BLOB)), 0)) FROM "
+      "nodes");
   const auto node_bytes = bytes("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'nodes%'");
-  std::printf("index on disk: %.1f MB for %.1f MB of text and notes (%.0f%%); the node rows take %.1f MB\n",
-              index_bytes / 1e6, text_bytes / 1e6, 100.0 * double(index_bytes) / double(text_bytes),
-              node_bytes / 1e6);
+  std::printf(
+      "index on disk: %.1f MB for %.1f MB of text and notes (%.0f%%); the node rows take %.1f MB\n",
+      index_bytes / 1e6, text_bytes / 1e6, 100.0 * double(index_bytes) / double(text_bytes),
+      node_bytes / 1e6);
 
   // The queries: words picked by how many bullets of the main outline hold them.
   auto word_near = [&](long want) {
@@ -315,7 +328,8 @@ int main(int argc, char** argv) {
       {"phrase", "\"" + mid + " " + mid2 + "\"", std::nullopt},
       {"tag", "#project", std::nullopt},
       {"two-letter prefix", common.substr(0, 2), std::nullopt},
-      {"common word in a 1,000-bullet subtree", common, roots.empty() ? std::nullopt : std::optional(roots[0])},
+      {"common word in a 1,000-bullet subtree", common,
+       roots.empty() ? std::nullopt : std::optional(roots[0])},
   };
   if (!o.exported.empty()) {
     std::ofstream out(o.exported);
@@ -328,13 +342,16 @@ int main(int argc, char** argv) {
     while (true) {
       auto row = (*stmt)->step();
       if (!row || !*row) break;
-      out << nlohmann::json::array({(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2)}).dump() << "\n";
+      out << nlohmann::json::array({(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2)}).dump()
+          << "\n";
     }
   }
   const double rss_before = resident_mb();
-  std::printf("%-40s %-9s %9s %9s %8s %s\n", "query", "sort", "p50 ms", "p99 ms", "results", "budget-cut");
+  std::printf("%-40s %-9s %9s %9s %8s %s\n", "query", "sort", "p50 ms", "p99 ms", "results",
+              "budget-cut");
   for (const auto& query : queries) {
-    for (const auto sort : {schema::SearchSort::kRelevance, schema::SearchSort::kOutline, schema::SearchSort::kRecent}) {
+    for (const auto sort : {schema::SearchSort::kRelevance, schema::SearchSort::kOutline,
+                            schema::SearchSort::kRecent}) {
       auto parsed = schema::parse_search_query(query.q);
       if (!parsed) return 1;
       schema::SearchRequest request;
@@ -359,14 +376,20 @@ int main(int argc, char** argv) {
         cut = page->budget_cut;
       }
       std::sort(ms.begin(), ms.end());
-      const auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))]; };
+      const auto at = [&](double q) {
+        return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))];
+      };
       std::printf("%-40s %-9s %9.2f %9.2f %8zu %s\n", query.name.c_str(),
-                  std::string(schema::to_string(sort)).c_str(), at(0.5), at(0.99), results, cut ? "yes" : "no");
+                  std::string(schema::to_string(sort)).c_str(), at(0.5), at(0.99), results,
+                  cut ? "yes" : "no");
     }
   }
-  std::printf("resident memory: %.0f MB before the queries, %.0f MB after (one connection's page cache is at most 32 MB)\n",
-              rss_before, resident_mb());
+  std::printf(
+      "resident memory: %.0f MB before the queries, %.0f MB after (one connection's page cache is "
+      "at most 32 MB)\n",
+      rss_before, resident_mb());
   std::printf("queries: rare=%s common=%s (%ld bullets) and=%s+%s phrase=%s %s\n", rare.c_str(),
-              common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(), mid2.c_str());
+              common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(),
+              mid2.c_str());
   return 0;
 }

@@ -219,7 +219,8 @@ ALTER TABLE repos ADD COLUMN sync_retry_at INTEGER;
     // (build_search_index, with progress).
     "ALTER TABLE nodes ADD COLUMN indexed_at INTEGER;"
     "CREATE VIRTUAL TABLE search_fts USING fts5(text, note, tags, content = '',"
-    " columnsize = 0, " BULLETED_SEARCH_TOKENIZE ");"
+    " columnsize = 0, " BULLETED_SEARCH_TOKENIZE
+    ");"
     R"sql(
 CREATE TABLE search_codes (
   did TEXT PRIMARY KEY,

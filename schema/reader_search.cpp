@@ -61,8 +61,8 @@ Result<SearchPage> Reader::search(const SearchRequest& request) {
     auto node = find_node(request.did, hit.node.rkey);
     if (!node) return pass(node);
     if (!*node) continue;
-    page.results.push_back(SearchResult{std::move(**node), std::move(hit.ancestors),
-                                        hit.truncated, std::move(hit.ranges)});
+    page.results.push_back(SearchResult{std::move(**node), std::move(hit.ancestors), hit.truncated,
+                                        std::move(hit.ranges)});
   }
   return page;
 }
@@ -76,8 +76,8 @@ Result<std::vector<TagCount>> Reader::tags(std::string_view did, std::string_vie
   if (!visible) return pass(visible);
   if (!*visible) return out;
   if (prefix.empty()) {
-    auto stmt = db_.prepare(
-        "SELECT tag, n FROM search_tags WHERE did = ?1 ORDER BY n DESC, tag LIMIT ?2");
+    auto stmt =
+        db_.prepare("SELECT tag, n FROM search_tags WHERE did = ?1 ORDER BY n DESC, tag LIMIT ?2");
     if (!stmt) return pass(stmt);
     (*stmt)->bind(1, did).bind(2, limit);
     while (true) {

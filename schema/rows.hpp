@@ -311,7 +311,7 @@ struct SearchRequest {
   // Candidate rows the request may examine (index rows read, nodes read,
   // steps up to ancestors).
   std::size_t budget_rows = 20'000;
-  std::int64_t now_ms = 0;  // what created: and changed: count back from
+  std::int64_t now_ms = 0;                  // what created: and changed: count back from
   std::size_t max_bytes = kUnboundedBytes;  // as for pages: the results' nodes as views
 };
 

@@ -1,9 +1,9 @@
 #include "schema/search_index.hpp"
 
+#include <unicode/unistr.h>
+
 #include <algorithm>
 #include <set>
-
-#include <unicode/unistr.h>
 
 #include "schema/sqlite.hpp"
 
@@ -76,7 +76,6 @@ std::optional<std::string> term_expression(const SearchTerm& term, std::string_v
 }
 
 }  // namespace
-
 
 std::string repo_code_of(std::int64_t n) {
   std::string out(6, 'a');
@@ -177,7 +176,11 @@ Result<void> SearchUpkeep::write(std::int64_t rowid, const SearchTokens& tokens,
                            "INSERT INTO search_fts (rowid, text, note, tags)"
                            " VALUES (?1, ?2, ?3, ?4)");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, rowid).bind_view(2, tokens.text).bind_view(3, tokens.note).bind_view(4, tokens.tags);
+  (*stmt)
+      ->bind(1, rowid)
+      .bind_view(2, tokens.text)
+      .bind_view(3, tokens.note)
+      .bind_view(4, tokens.tags);
   return (*stmt)->run();
 }
 
@@ -189,8 +192,8 @@ Result<void> SearchUpkeep::added(std::int64_t rowid, std::string_view did, std::
   return write(rowid, search_tokens(*code, text, note), false);
 }
 
-Result<void> SearchUpkeep::removed(std::int64_t rowid, std::string_view did,
-                                   std::string_view text, std::optional<std::string_view> note) {
+Result<void> SearchUpkeep::removed(std::int64_t rowid, std::string_view did, std::string_view text,
+                                   std::optional<std::string_view> note) {
   auto code = this->code(did, false);
   if (!code) return pass(code);
   if (code->empty()) return {};  // never indexed
@@ -212,8 +215,9 @@ Result<void> SearchUpkeep::repo_removed(std::string_view did) {
       auto row = (*read)->step();
       if (!row) return pass(row);
       if (!*row) break;
-      const auto note = (*read)->is_null(2) ? std::nullopt
-                                            : std::optional<std::string_view>((*read)->text_view(2));
+      const auto note = (*read)->is_null(2)
+                            ? std::nullopt
+                            : std::optional<std::string_view>((*read)->text_view(2));
       rows.emplace_back((*read)->integer(0), search_tokens(*code, (*read)->text_view(1), note));
     }
     for (const auto& [rowid, tokens] : rows) {
@@ -272,8 +276,8 @@ Result<void> for_each_node(Database& db, const std::function<Result<void>(const 
         auto row = (*read)->step();
         if (!row) return pass(row);
         if (!*row) break;
-        rows.push_back({(*read)->integer(0), (*read)->text(1), (*read)->text(2),
-                        (*read)->optional_text(3)});
+        rows.push_back(
+            {(*read)->integer(0), (*read)->text(1), (*read)->text(2), (*read)->optional_text(3)});
       }
     }
     if (rows.empty()) return {};
@@ -359,9 +363,8 @@ Result<bool> search_index_matches(Database& db) {
       " + (SELECT count(*) FROM (SELECT did, tag, n FROM temp.search_tags_rebuilt"
       "   EXCEPT SELECT did, tag, n FROM main.search_tags))");
   if (!differences) return pass(differences);
-  if (auto r = db.exec(
-          "DROP TABLE temp.search_rebuilt_vocab; DROP TABLE temp.search_kept_vocab;"
-          "DROP TABLE temp.search_rebuilt; DROP TABLE temp.search_tags_rebuilt;");
+  if (auto r = db.exec("DROP TABLE temp.search_rebuilt_vocab; DROP TABLE temp.search_kept_vocab;"
+                       "DROP TABLE temp.search_rebuilt; DROP TABLE temp.search_tags_rebuilt;");
       !r) {
     return pass(r);
   }

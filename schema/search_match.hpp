@@ -49,7 +49,7 @@ class SearchMatcher {
   bool matches_clause(const SearchDoc& doc, std::size_t index) const;
 
   struct Scored {
-    std::int64_t score = 0;           // higher is better
+    std::int64_t score = 0;          // higher is better
     std::vector<MatchRange> ranges;  // in text then note order, at most 32 per field
   };
   // The positive words and tags found in the node, and how well it matches:

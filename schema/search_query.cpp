@@ -1,9 +1,9 @@
 #include "schema/search_query.hpp"
 
-#include <unicode/uchar.h>
 #include <unicode/normalizer2.h>
-#include <unicode/uscript.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/uscript.h>
 
 #include <algorithm>
 #include <charconv>
@@ -29,9 +29,7 @@ char32_t decode_at(std::string_view text, std::size_t at, std::size_t& length) {
   return c;
 }
 
-bool is_tag_char(char32_t c) {
-  return c == '-' || c == '_' || is_word_char(c);
-}
+bool is_tag_char(char32_t c) { return c == '-' || c == '_' || is_word_char(c); }
 
 // A character after which a tag may start: not a letter, digit, '/', '.',
 // '@' or '#'.
@@ -78,7 +76,8 @@ std::vector<Piece> pieces_of(std::string_view q) {
 
 std::vector<std::string> words_of(std::string_view text) {
   std::vector<std::string> out;
-  for (const auto& span : word_spans(text)) out.emplace_back(text.substr(span.start, span.end - span.start));
+  for (const auto& span : word_spans(text))
+    out.emplace_back(text.substr(span.start, span.end - span.start));
   return out;
 }
 
@@ -88,7 +87,8 @@ std::int64_t duration_ms(std::string_view value) {
   const char unit = value.back();
   std::int64_t n = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size() - 1, n);
-  if (ec != std::errc() || end != value.data() + value.size() - 1 || n <= 0 || n > 100'000) return 0;
+  if (ec != std::errc() || end != value.data() + value.size() - 1 || n <= 0 || n > 100'000)
+    return 0;
   const std::int64_t minute = 60'000;
   switch (unit) {
     case 'm':
@@ -120,9 +120,11 @@ std::vector<SearchTerm> terms_of(const Piece& piece) {
   const std::string& text = piece.text;
   if (text == "is:completed") return {SearchTerm{Kind::kCompleted, {}, {}, 0}};
   if (text == "has:note") return {SearchTerm{Kind::kHasNote, {}, {}, 0}};
-  for (const auto& [key, kind] : {std::pair{"created:", Kind::kCreated}, {"changed:", Kind::kChanged}}) {
+  for (const auto& [key, kind] :
+       {std::pair{"created:", Kind::kCreated}, {"changed:", Kind::kChanged}}) {
     if (text.starts_with(key)) {
-      if (const std::int64_t ms = duration_ms(std::string_view(text).substr(std::string_view(key).size()))) {
+      if (const std::int64_t ms =
+              duration_ms(std::string_view(text).substr(std::string_view(key).size()))) {
         return {SearchTerm{kind, {}, {}, ms}};
       }
     }
@@ -136,7 +138,8 @@ std::vector<SearchTerm> terms_of(const Piece& piece) {
       end += length;
     }
     if (end > 1) {
-      out.push_back(SearchTerm{Kind::kTag, {}, fold_word(std::string_view(text).substr(0, end)), 0});
+      out.push_back(
+          SearchTerm{Kind::kTag, {}, fold_word(std::string_view(text).substr(0, end)), 0});
       words_term(std::string_view(text).substr(end));
       return out;
     }

@@ -90,7 +90,8 @@ Result<Place*> SearchRun::place(const std::string& rkey) {
     place.missing = false;
     const std::string_view group = (*stmt)->text_view(0);
     place.top = group == top_group_;
-    if (group.starts_with(child_prefix_)) place.parent = std::string(group.substr(child_prefix_.size()));
+    if (group.starts_with(child_prefix_))
+      place.parent = std::string(group.substr(child_prefix_.size()));
     place.sort_key = (*stmt)->text(1);
     place.text = cut_text((*stmt)->text_view(2), kMaxAncestorTextBytes);
   }
@@ -209,7 +210,8 @@ Result<bool> SearchRun::add(const Candidate& c) {
   // The 32 nearest ancestors (and whether there are more), nearest first.
   std::unordered_map<std::string, bool> seen{{c.rkey, true}};
   std::optional<std::string> up;
-  if (std::string_view(c.group).starts_with(child_prefix_)) up = c.group.substr(child_prefix_.size());
+  if (std::string_view(c.group).starts_with(child_prefix_))
+    up = c.group.substr(child_prefix_.size());
   while (up && !seen.contains(*up)) {
     seen.emplace(*up, true);
     auto node = place(*up);
@@ -254,7 +256,8 @@ Result<std::optional<std::vector<std::pair<std::string, std::string>>>> SearchRu
   using Path = std::vector<std::pair<std::string, std::string>>;
   Path out{{c.sort_key, c.rkey}};
   std::optional<std::string> up;
-  if (std::string_view(c.group).starts_with(child_prefix_)) up = c.group.substr(child_prefix_.size());
+  if (std::string_view(c.group).starts_with(child_prefix_))
+    up = c.group.substr(child_prefix_.size());
   while (up && !(r_.root_rkey && *up == *r_.root_rkey)) {
     const Place& node = places_[*up];
     if (node.missing) break;

@@ -26,19 +26,21 @@ namespace bulleted::schema::search {
   "rowid, rkey, grp, sort_key, text, note, completed, created_at, change_seq, indexed_at"
 inline constexpr const char* kCandidateByRowid =
     "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE rowid = ?1 AND did = ?2";
-inline constexpr const char* kPlaceByKey = "SELECT grp, sort_key, text FROM nodes WHERE did = ?1 AND rkey = ?2";
+inline constexpr const char* kPlaceByKey =
+    "SELECT grp, sort_key, text FROM nodes WHERE did = ?1 AND rkey = ?2";
 inline constexpr const char* kMatchesDown =
     "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC";
 inline constexpr const char* kByChange = "SELECT " CANDIDATE_COLUMNS
-                                  " FROM nodes WHERE did = ?1 AND change_seq < ?2"
-                                  " ORDER BY change_seq DESC";
-inline constexpr const char* kFirstChild = "SELECT " CANDIDATE_COLUMNS
-                                    " FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1";
-inline constexpr const char* kNextSibling = "SELECT " CANDIDATE_COLUMNS
-                                     " FROM nodes WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
-                                     " ORDER BY sort_key, rkey LIMIT 1";
-inline constexpr const char* kByKeyFrom = "SELECT " CANDIDATE_COLUMNS
-                                   " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
+                                         " FROM nodes WHERE did = ?1 AND change_seq < ?2"
+                                         " ORDER BY change_seq DESC";
+inline constexpr const char* kFirstChild =
+    "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1";
+inline constexpr const char* kNextSibling =
+    "SELECT " CANDIDATE_COLUMNS
+    " FROM nodes WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
+    " ORDER BY sort_key, rkey LIMIT 1";
+inline constexpr const char* kByKeyFrom =
+    "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
 
 // Relevance reads its candidates in windows of an eighth of the budget (and
 // sorts them whole when they all fit in one): each is read and scored.
@@ -62,16 +64,11 @@ struct Candidate {
   }
 };
 
-
-
-
 // A cursor: its kind, up to three numbers, and the search it belongs to.
 struct SearchCursor {
   char kind = 0;
   std::int64_t a = 0, b = 0, c = 0;
 };
-
-
 
 Candidate read_candidate(const Statement& stmt);
 // `text` cut to at most `max` bytes at a character boundary.

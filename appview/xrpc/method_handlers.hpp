@@ -27,6 +27,11 @@ struct ApiMethods {
   if (!target##_result) return error_response(target##_result.error()); \
   auto target = std::move(*target##_result)
 
+// A 200 answer whose JSON body a JsonWriter wrote.
+inline HttpResponse written(std::string body) {
+  return HttpResponse{200, "application/json", std::move(body), {}};
+}
+
 // A streamed answer whose read failed after its status went out: all that
 // is left is to log and cut the answer short (the server closes it).
 [[noreturn]] void cut_short(std::string_view what, const Error& error);

@@ -13,11 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// An answer written with a JsonWriter.
-HttpResponse written(std::string body) {
-  return HttpResponse{200, "application/json", std::move(body), {}};
-}
-
 // {"<name>": [NodeView...]} and what `more` adds to the object.
 template <class Rows, class More>
 HttpResponse node_list(std::string_view name, const Rows& rows, More&& more) {

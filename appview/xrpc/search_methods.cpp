@@ -13,10 +13,6 @@ namespace {
 // How long a search waits for a place before it is refused.
 constexpr std::chrono::milliseconds kSearchPlaceWait{250};
 
-HttpResponse written(std::string body) {
-  return HttpResponse{200, "application/json", std::move(body), {}};
-}
-
 }  // namespace
 
 HttpResponse search_nodes(Api& api, const ApiMethod&, const XrpcCall& call) {
@@ -32,8 +28,8 @@ HttpResponse search_nodes(Api& api, const ApiMethod&, const XrpcCall& call) {
   if (const auto named = params.text("sort")) {
     const auto parsed = schema::parse_search_sort(*named);
     if (!parsed) {
-      return error_response(Error{ErrorCode::kInvalidRequest,
-                                  "sort must be relevance, outline or recent"});
+      return error_response(
+          Error{ErrorCode::kInvalidRequest, "sort must be relevance, outline or recent"});
     }
     sort = *parsed;
   }
@@ -102,8 +98,7 @@ HttpResponse get_tags(Api& api, const ApiMethod&, const XrpcCall& call) {
   if (!schema::is_valid_utf8(prefix)) {
     return error_response(Error{ErrorCode::kInvalidRequest, "prefix is not valid UTF-8"});
   }
-  TRY(tags, ApiMethods::store(api).read().tags(repo, prefix,
-                                               static_cast<int>(limit.value_or(25))));
+  TRY(tags, ApiMethods::store(api).read().tags(repo, prefix, static_cast<int>(limit.value_or(25))));
   std::string body;
   JsonWriter out(body);
   out.begin_object().key("tags").begin_array();

@@ -26,11 +26,11 @@ Database& index() {
   static std::unique_ptr<Database> db = [] {
     auto opened = Database::open(":memory:", 0);
     if (!opened) std::abort();
-    if (!(*opened)
-             ->exec("CREATE VIRTUAL TABLE search_fts USING fts5(text, note, tags, content = '',"
-                    " columnsize = 0, " BULLETED_SEARCH_TOKENIZE ");"
-                    "INSERT INTO search_fts (rowid, text, note, tags) VALUES"
-                    " (1, 'aaaaaaword aaaaaa東', '', 'aaaaaa_hwork')")) {
+    if (!(*opened)->exec(
+            "CREATE VIRTUAL TABLE search_fts USING fts5(text, note, tags, content = '',"
+            " columnsize = 0, " BULLETED_SEARCH_TOKENIZE ");"
+            "INSERT INTO search_fts (rowid, text, note, tags) VALUES"
+            " (1, 'aaaaaaword aaaaaa東', '', 'aaaaaa_hwork')")) {
       std::abort();
     }
     return std::move(*opened);

@@ -37,8 +37,8 @@ TEST(SearchQuery, EveryRowOfTheVectorFile) {
     ++rows;
     auto parsed = parse_search_query(q);
     if (expected.starts_with("!")) {
-      ASSERT_FALSE(parsed.has_value()) << "line " << number << ": " << line << " parsed as "
-                                       << to_string(*parsed);
+      ASSERT_FALSE(parsed.has_value())
+          << "line " << number << ": " << line << " parsed as " << to_string(*parsed);
       EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidRequest) << "line " << number;
       EXPECT_NE(parsed.error().message.find(expected.substr(1)), std::string::npos)
           << "line " << number << ": " << parsed.error().message;

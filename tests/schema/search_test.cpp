@@ -138,8 +138,10 @@ TEST_F(SearchTest, TheIndexFollowsCreatesUpdatesMovesAndDeletes) {
 }
 
 TEST_F(SearchTest, ARepoFirstSeenWithADeleteThenACreateInOneBatchIsIndexed) {
-  apply({testing::remove(kBob, "never", 1), op_of({.did = kBob, .rkey = "a", .text = "first words"})});
-  auto page = this->page("first", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
+  apply({testing::remove(kBob, "never", 1),
+         op_of({.did = kBob, .rkey = "a", .text = "first words"})});
+  auto page =
+      this->page("first", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
   ASSERT_TRUE(page.has_value());
   ASSERT_EQ(page->results.size(), 1u);
   EXPECT_TRUE(index_matches());
@@ -150,7 +152,8 @@ TEST_F(SearchTest, ARepoDeletedLeavesNothingAndAHiddenOneIsHiddenOnly) {
   put({.did = kBob, .rkey = "a", .text = "shared word #tag"});
   ASSERT_TRUE(store_->set_repo_status(kBob, RepoStatus::kTakendown).has_value());
   EXPECT_EQ(found("shared"), (std::vector<std::string>{"a"}));
-  auto hidden = page("shared", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
+  auto hidden =
+      page("shared", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
   ASSERT_TRUE(hidden.has_value());
   EXPECT_TRUE(hidden->results.empty());
   auto tags = store_->read().tags(kBob, "", 10);
@@ -244,7 +247,9 @@ class SearchPagesTest : public SearchTest {
         for (int leaf = 0; leaf < 5; ++leaf) {
           const std::string l = m + "l" + std::to_string(leaf);
           const bool pear = ++n % 3 == 0;
-          ops.push_back(op_of({.rkey = l, .parent = m, .key = key_of(leaf),
+          ops.push_back(op_of({.rkey = l,
+                               .parent = m,
+                               .key = key_of(leaf),
                                .text = pear ? "pear leaf" : "apple leaf"}));
           if (!pear) reading_.push_back(l);
         }
@@ -256,8 +261,10 @@ class SearchPagesTest : public SearchTest {
   void other_repo(int round) {
     std::vector<RecordOp> ops;
     for (int i = 0; i < 60; ++i) {
-      ops.push_back(op_of({.did = kBob, .rkey = "x" + std::to_string(round) + "_" + std::to_string(i),
-                           .key = key_of(i), .text = "apple from bob"}));
+      ops.push_back(op_of({.did = kBob,
+                           .rkey = "x" + std::to_string(round) + "_" + std::to_string(i),
+                           .key = key_of(i),
+                           .text = "apple from bob"}));
     }
     apply(std::move(ops));
   }
@@ -300,9 +307,11 @@ TEST_F(SearchPagesTest, EverySortPagesWithoutSkipOrRepeatAtAnyBudget) {
     EXPECT_EQ(all_pages("apple", SearchSort::kRecent, budget, 7, std::nullopt, bob_writes),
               newest_first)
         << budget;
-    EXPECT_EQ(all_pages("apple", SearchSort::kOutline, budget, 7, std::nullopt, bob_writes), outline)
+    EXPECT_EQ(all_pages("apple", SearchSort::kOutline, budget, 7, std::nullopt, bob_writes),
+              outline)
         << budget;
-    const auto relevance = all_pages("apple", SearchSort::kRelevance, budget, 7, std::nullopt, bob_writes);
+    const auto relevance =
+        all_pages("apple", SearchSort::kRelevance, budget, 7, std::nullopt, bob_writes);
     EXPECT_EQ(relevance.size(), expected.size()) << budget;
     EXPECT_EQ(std::set<std::string>(relevance.begin(), relevance.end()), expected) << budget;
   }
@@ -352,7 +361,8 @@ TEST_F(SearchTest, ATenThousandLevelChainStaysBoundedPerPage) {
   std::vector<RecordOp> ops;
   ops.push_back(op_of({.rkey = "n0", .text = "start"}));
   for (int i = 1; i < 10'000; ++i) {
-    ops.push_back(op_of({.rkey = "n" + std::to_string(i), .parent = "n" + std::to_string(i - 1),
+    ops.push_back(op_of({.rkey = "n" + std::to_string(i),
+                         .parent = "n" + std::to_string(i - 1),
                          .text = i % 100 == 0 ? "deep needle" : "level"}));
   }
   apply(std::move(ops));
@@ -404,8 +414,10 @@ TEST_F(SearchTest, CheckSeesAnIndexThatDiffersFromTheRows) {
   put({.rkey = "a", .text = "true words"});
   EXPECT_TRUE(index_matches());
   auto& db = testing::database_of(*store_);
-  ASSERT_TRUE(db.exec("INSERT INTO search_fts (rowid, text, note, tags) VALUES (999, 'aaaaabghost', '', '')")
-                  .has_value());
+  ASSERT_TRUE(
+      db.exec(
+            "INSERT INTO search_fts (rowid, text, note, tags) VALUES (999, 'aaaaabghost', '', '')")
+          .has_value());
   EXPECT_FALSE(index_matches());
   ASSERT_TRUE(db.exec("INSERT INTO search_fts (search_fts, rowid, text, note, tags) VALUES "
                       "('delete', 999, 'aaaaabghost', '', '')")

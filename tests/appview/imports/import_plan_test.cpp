@@ -83,8 +83,8 @@ TEST_F(ImportPlanTest, AnImportedOutlineIsSearchableAndTheIndexMatchesItsRows) {
   const auto job = plan(50);
   LocalSink sink(clock_);
   EXPECT_EQ(run(job.id, sink).state, schema::ImportState::kDone);
-  schema::SearchRequest request{.did = kDid, .q = "bullet 37",
-                                .query = *schema::parse_search_query("bullet 37")};
+  schema::SearchRequest request{
+      .did = kDid, .q = "bullet 37", .query = *schema::parse_search_query("bullet 37")};
   auto page = store_->read().search(request);
   ASSERT_TRUE(page.has_value()) << page.error().message;
   ASSERT_EQ(page->results.size(), 1u);

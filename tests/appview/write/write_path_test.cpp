@@ -254,8 +254,8 @@ TEST_F(WritePathTest, LocalWritesAreFoundAsSoonAsTheyAnswer) {
   LocalSink sink(clock_);
   Writer writer(locks_, clock_, sink);
   auto found = [&](const std::string& q, std::optional<std::string> root = std::nullopt) {
-    schema::SearchRequest request{.did = kDid, .q = q, .query = *schema::parse_search_query(q),
-                                  .root_rkey = std::move(root)};
+    schema::SearchRequest request{
+        .did = kDid, .q = q, .query = *schema::parse_search_query(q), .root_rkey = std::move(root)};
     auto page = store_->read().search(request);
     EXPECT_TRUE(page.has_value()) << page.error().message;
     std::vector<std::string> texts;

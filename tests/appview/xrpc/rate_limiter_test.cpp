@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <thread>
-
 #include <variant>
 
 namespace bulleted::appview {
