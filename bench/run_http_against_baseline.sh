@@ -8,7 +8,7 @@
 # baseline is built (Release: the app view and the two ceilings) into
 # .scratch/upkeep-baseline, as run_upkeep_bench.sh does, and measured with
 # its own bench/run_http_bench.sh.
-# Usage: [RUNS=N] [BASELINE=COMMIT] [SECONDS=S] bench/run_http_against_baseline.sh
+# Usage: [RUNS=N] [BASELINE=COMMIT] [DURATION=S] bench/run_http_against_baseline.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -35,7 +35,7 @@ for run in $(seq "$runs"); do
     # Each build runs its own checkout's script (the same at both commits
     # measured so far), which builds and serves from that checkout's build/.
     dir="$root"; [ "$which" = base ] && dir="$base_dir"
-    ONLY="$rows" "$dir/bench/run_http_bench.sh" "${SECONDS:-5}" 16 |
+    ONLY="$rows" "$dir/bench/run_http_bench.sh" "${DURATION:-5}" 16 |
       grep 'req/s' > "$work/$which.$run"
     sed "s/^/run $run $which: /" "$work/$which.$run"
   done
