@@ -1,18 +1,22 @@
 // Reader: search (DESIGN.md section 10) and tags. Work is counted in rows
 // (index rows, nodes read, steps up to ancestors) against the request's
 // budget, never in time; a page that runs out of it ends early with a
-// cursor. Four ways through a repo, each with its cursor:
-//   complete  the index found at most half the budget: every candidate is
-//             read, filtered and sorted in the requested order (c|offset);
+// cursor. Four ways through a repo, each with its cursor (the run is in
+// search_run.cpp and search_walks.cpp):
+//   complete  the index found few enough candidates (an eighth of the
+//             budget for relevance, half for the other sorts): every one
+//             is read, filtered and sorted in the requested order
+//             (c|offset);
 //   windows   relevance over more than that: the index's candidates newest
-//             row first, a budget's worth at a time, each window sorted by
-//             score (w|upper rowid|offset);
+//             row first, an eighth of the budget at a time, each window
+//             sorted by score (w|upper rowid|offset);
 //   recent    the repo's nodes by change sequence, newest first, each held
 //             against the whole query in the app view (t|change_seq);
 //   outline   the outline in reading order, depth first, then the nodes
 //             with no reading position by rkey (o|phase|rowid|step).
 // Where a page continues never depends on other repos: the index's tokens
-// carry the repo's code, the walks read the repo's rows only.#include <algorithm>
+// carry the repo's code, the walks read the repo's rows only.
+#include <algorithm>
 
 #include "schema/reader.hpp"
 #include "schema/search_index.hpp"
