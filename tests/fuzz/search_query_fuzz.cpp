@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view q(reinterpret_cast<const char*>(data), size);
   auto parsed = parse_search_query(q);
   if (!parsed) {
-    if (parsed.error().code != ErrorCode::kInvalidRequest) std::abort();
+    if (parsed.error().code != bulleted::ErrorCode::kInvalidRequest) std::abort();
   } else {
     std::size_t terms = 0;
     bool positive = false;
