@@ -13,16 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 ./scripts/build.sh >/dev/null
-baseline="${BASELINE:-adc1966}"
-base_dir="$root/.scratch/upkeep-baseline"
-if [ ! -d "$base_dir/build" ] || \
-   [ "$(git -C "$base_dir" rev-parse HEAD 2>/dev/null)" != "$(git rev-parse "$baseline")" ]; then
-  rm -rf "$base_dir"
-  git worktree prune
-  git worktree add --detach "$base_dir" "$baseline" >/dev/null
-  cmake -S "$base_dir" -B "$base_dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DBULLETED_TESTS=OFF >/dev/null
-fi
+. bench/baseline_checkout.sh adc1966
 cmake --build "$base_dir/build" --target bulleted-appview http_ceiling beast_ceiling \
   --parallel "$(nproc)" >/dev/null
 work="$(mktemp -d "${TMPDIR:-/tmp}/bulleted-http-baseline-XXXXXX")"

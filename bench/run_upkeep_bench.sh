@@ -27,16 +27,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 ./scripts/build.sh >/dev/null
-baseline="${BASELINE:-f508942}"
-base_dir="$root/.scratch/upkeep-baseline"
-if [ ! -x "$base_dir/build/bench/firehose_bench" ] || \
-   [ "$(git -C "$base_dir" rev-parse HEAD 2>/dev/null)" != "$(git rev-parse "$baseline")" ]; then
-  rm -rf "$base_dir"
-  git worktree prune
-  git worktree add --detach "$base_dir" "$baseline" >/dev/null
-  cmake -S "$base_dir" -B "$base_dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DBULLETED_TESTS=OFF >/dev/null
-fi
+. bench/baseline_checkout.sh f508942
 cp bench/firehose_bench.cpp "$base_dir/bench/firehose_bench.cpp"
 cmake --build "$base_dir/build" --target bulleted-appview firehose_bench --parallel "$(nproc)" >/dev/null
 bin="${BUILD_DIR:-build}"

@@ -190,7 +190,7 @@ Result<Standing> SearchRun::standing_of(const Candidate& c) {
 Result<std::optional<bool>> SearchRun::wanted(const Candidate& c, bool index_answered,
                                               bool check_scope) {
   if (r_.root_rkey && c.rkey == *r_.root_rkey) return std::optional<bool>(false);
-  const SearchDoc doc = c.doc();
+  const SearchDoc doc = c.doc(asks_created_);
   if (index_answered) {
     for (std::size_t i = 0; i < answered_.size(); ++i) {
       if (!answered_[i] && !matcher_.matches_clause(doc, i)) return std::optional<bool>(false);

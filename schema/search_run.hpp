@@ -58,9 +58,10 @@ struct Candidate {
   std::int64_t change_seq = 0;
   std::optional<std::int64_t> indexed_at;
 
-  SearchDoc doc() const {
+  // Its createdAt is parsed only when the query asks for it (created:).
+  SearchDoc doc(bool with_created = false) const {
     return {text, note ? std::optional<std::string_view>(*note) : std::nullopt, completed,
-            datetime_ms(created_at), indexed_at};
+            with_created ? datetime_ms(created_at) : std::nullopt, indexed_at};
   }
 };
 
@@ -156,6 +157,11 @@ class SearchRun {
   std::vector<bool> answered_;
   std::unordered_map<std::string, Place> places_;
   std::size_t examined_ = 0;
+  // Whether a term is created: (the only one that reads createdAt).
+  bool asks_created_ = std::any_of(r_.query.all.begin(), r_.query.all.end(), [](const auto& c) {
+    return std::any_of(c.any.begin(), c.any.end(),
+                       [](const SearchTerm& t) { return t.kind == SearchTerm::Kind::kCreated; });
+  });
   // Where spent() stops: the request's budget, or a relevance window's own
   // (which must end in the same place whichever page reads it).
   std::size_t limit_rows_ = r_.budget_rows;

@@ -12,6 +12,7 @@
 #include "ordering/order_key.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
+#include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -22,27 +23,13 @@ namespace {
 using testing::NodeSpec;
 using testing::upsert;
 
-class ReaderTest : public ::testing::Test {
+class ReaderTest : public testing::IndexTest {
  protected:
-  void SetUp() override {
-    auto opened = Store::open(dir_.file("index.db"));
-    ASSERT_TRUE(opened.has_value()) << opened.error().message;
-    store_ = std::move(*opened);
-  }
-  void apply(std::vector<RecordOp> ops) {
-    ApplyBatch batch;
-    batch.ops = std::move(ops);
-    auto outcome = store_->apply(batch);
-    ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
-  }
   std::vector<std::string> rkeys(const std::vector<NodeRow>& rows) {
     std::vector<std::string> out;
     for (const auto& row : rows) out.push_back(row.rkey);
     return out;
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(ReaderTest, ChildrenQueryPlansUseTheCoveringIndexWithoutSorting) {

@@ -227,6 +227,9 @@ TEST_F(SearchTest, ResultsCarryAncestorsAndHighlights) {
   ASSERT_EQ(hit.highlights.size(), 2u);
   EXPECT_EQ(hit.highlights[0], (MatchRange{false, 5, 10}));
   EXPECT_EQ(hit.highlights[1], (MatchRange{true, 0, 5}));
+  // created: reads the record's createdAt (2026-11-30; "now" is 2096).
+  EXPECT_EQ(found("cafe created:100000w"), (std::vector<std::string>{"n"}));
+  EXPECT_EQ(found("cafe created:1w"), std::vector<std::string>{});
 }
 
 // 120 matching nodes in three levels, and as many in another repo.

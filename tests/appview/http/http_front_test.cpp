@@ -16,21 +16,12 @@
 #include <vector>
 
 #include "appview/http/server.hpp"
+#include "tests/support/loopback_port.hpp"
 
 namespace bulleted::appview {
 namespace {
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+int free_port() { return testing::free_loopback_port(); }
 
 // A connection that sends raw bytes and reads what comes back.
 class Client {

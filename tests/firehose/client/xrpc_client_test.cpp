@@ -11,21 +11,13 @@
 #include <atomic>
 #include <thread>
 
+#include "tests/support/loopback_port.hpp"
+
 namespace bulleted::firehose {
 namespace {
 
 // A loopback port nothing listens on (connections to it are refused at once).
-int closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+int closed_port() { return testing::free_loopback_port(); }
 
 // A host that answers each connection with `head` and then writes `body`
 // (chunked when `chunks` > 0: that many chunks of 64 KiB), counting what it
@@ -107,8 +99,8 @@ TEST(XrpcClientTest, AnAnswerIsReadWholeAndExactly) {
 // what the sockets' buffers hold, not the answer.
 TEST(XrpcClientTest, AChunkedAnswerPastTheCapIsCutOffNotRead) {
   CannedHost host(
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-      "", 4096);
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", "",
+      4096);
   auto client = make_http_xrpc_client(std::chrono::seconds(20), 64 * 1024);
   auto reply = client->call({.base_url = host.url(), .path = "/did.json"});
   ASSERT_FALSE(reply.has_value());
