@@ -249,6 +249,16 @@ const std::vector<Setting>& settings() {
       {"limits.searchRowsPerRequest", "", "",
        integer(&Config::search_rows_per_request, 100, 10'000'000)},
       {"limits.outboundFetches", "", "", integer(&Config::outbound_fetches, 0, 64)},
+      {"limits.streamsPerClient", "", "", integer(&Config::streams_per_client, 1, 1024)},
+      {"limits.maxStreams", "BULLETED_MAX_STREAMS", "",
+       [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         auto problem = integer(&Config::max_streams, 1, 1'000'000)(config, value);
+         if (!problem) config.max_streams_set = true;
+         return problem;
+       }},
+      {"limits.streamBufferBytes", "", "",
+       integer(&Config::stream_buffer_bytes, 4 * 1024, 64L * 1024 * 1024)},
+      {"limits.streamStallSeconds", "", "", integer(&Config::stream_stall_seconds, 1, 3600)},
       {"limits.maxAnswerBytes", "", "",
        integer(&Config::max_answer_bytes, 16 * 1024, 64L * 1024 * 1024)},
       {"log.level", "BULLETED_LOG_LEVEL", "log-level",
@@ -480,6 +490,10 @@ nlohmann::json to_json(const Config& c, bool redact) {
         {"maxConcurrentSearches", c.max_concurrent_searches},
         {"searchRowsPerRequest", c.search_rows_per_request},
         {"outboundFetches", c.outbound_fetches},
+        {"streamsPerClient", c.streams_per_client},
+        {"maxStreams", c.max_streams},
+        {"streamBufferBytes", c.stream_buffer_bytes},
+        {"streamStallSeconds", c.stream_stall_seconds},
         {"maxAnswerBytes", c.max_answer_bytes}}},
       {"log", {{"level", c.log_level}, {"format", c.log_format}}},
       {"auth",

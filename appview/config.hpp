@@ -83,6 +83,16 @@ struct Config {
   // Requests waiting on other hosts at once (identity, sign-in, service-auth
   // keys): 0 is half the workers, and no setting may give them more.
   int outbound_fetches = 0;
+  // Change streams (streamChanges): per client (past it, the client's
+  // oldest ends), in total (the open-files limit is raised to fit; set
+  // explicitly, a total that cannot fit refuses to start, else it is lowered
+  // with a warning), the bytes a stream may keep queued, and how long past
+  // them before it is closed.
+  int streams_per_client = 8;
+  int max_streams = 10'000;
+  bool max_streams_set = false;
+  std::size_t stream_buffer_bytes = 256 * 1024;
+  int stream_stall_seconds = 30;
   // The largest answer of a page (getChildren, getWindow, getChanges,
   // getAncestors): a page stops short of it, with a cursor where it has one.
   std::size_t max_answer_bytes = 1024 * 1024;

@@ -8,7 +8,7 @@ namespace {
 // The one table. Conflict names are those of the lexicons; a repo that
 // changed under a write is a 409 StaleNeighbours for the client (refetch and
 // re-apply), like neighbours that moved.
-constexpr std::array<ErrorStatus, 19> kTable = {{
+constexpr std::array<ErrorStatus, 21> kTable = {{
     {ErrorCode::kInvalidRequest, "kInvalidRequest", 400, "InvalidRequest"},
     {ErrorCode::kNotFound, "kNotFound", 404, "NotFound"},
     {ErrorCode::kInvalidNeighbour, "kInvalidNeighbour", 400, "InvalidNeighbour"},
@@ -16,6 +16,7 @@ constexpr std::array<ErrorStatus, 19> kTable = {{
     {ErrorCode::kRepoChanged, "kRepoChanged", 409, "StaleNeighbours"},
     {ErrorCode::kWouldCycle, "kWouldCycle", 400, "WouldCycle"},
     {ErrorCode::kExhausted, "kExhausted", 409, "Exhausted"},
+    {ErrorCode::kFutureCursor, "kFutureCursor", 400, "FutureCursor"},
     {ErrorCode::kAuthRequired, "kAuthRequired", 401, "AuthRequired"},
     {ErrorCode::kForbidden, "kForbidden", 403, "Forbidden"},
     {ErrorCode::kMethodNotAllowed, "kMethodNotAllowed", 405, "InvalidRequest"},
@@ -25,6 +26,7 @@ constexpr std::array<ErrorStatus, 19> kTable = {{
     {ErrorCode::kMethodNotImplemented, "kMethodNotImplemented", 501, "MethodNotImplemented"},
     {ErrorCode::kUpstreamFailure, "kUpstreamFailure", 502, "UpstreamFailure"},
     {ErrorCode::kUnavailable, "kUnavailable", 503, "Unavailable"},
+    {ErrorCode::kTooManyStreams, "kTooManyStreams", 503, "TooManyStreams"},
     {ErrorCode::kSchemaTooNew, "kSchemaTooNew", 500, "InternalServerError"},
     {ErrorCode::kCorrupt, "kCorrupt", 500, "InternalServerError"},
     {ErrorCode::kInternal, "kInternal", 500, "InternalServerError"},

@@ -20,6 +20,7 @@ enum class ErrorCode {
   kRepoChanged,       // the repo moved on since the index saw it (a PDS swap failed)
   kWouldCycle,        // a move under the node itself or a descendant
   kExhausted,         // no order key fits in the gap
+  kFutureCursor,      // a changes cursor beyond the index's change sequence
   kAuthRequired,      // no or bad credentials
   kForbidden,         // credentials for another repo
   kMethodNotAllowed,  // the wrong HTTP method for the route
@@ -29,6 +30,7 @@ enum class ErrorCode {
   kMethodNotImplemented,  // no such XRPC method, or not in this mode
   kUpstreamFailure,       // a PDS or resolver failed
   kUnavailable,           // database busy, read-only or full; not ready; shutting down
+  kTooManyStreams,        // limits.maxStreams change streams are open
   kSchemaTooNew,          // the database was written by a newer binary
   kCorrupt,               // undecodable or inconsistent data
   kInternal,

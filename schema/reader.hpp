@@ -54,12 +54,16 @@ class Reader {
                                          AncestorsEnd* end = nullptr,
                                          std::size_t max_bytes = kUnboundedBytes);
   // A page of changes stops at `limit` or before the node that would pass
-  // `max_bytes`; its cursor is the last change it holds.
+  // `max_bytes`; its cursor is the last change it holds. A cursor beyond the
+  // index's change sequence is kFutureCursor.
   Result<ChangesPage> changes(std::string_view did, std::optional<std::string_view> cursor,
                               int limit, std::size_t max_bytes = kUnboundedBytes);
   // The cursor at the end of a repo's changes now (no changes): where a
   // client that has just read the outline starts following it.
   Result<std::string> latest_change_cursor(std::string_view did);
+  // The index's change sequence: the newest change of every repo (the
+  // cursor a change stream's heartbeat gives).
+  Result<std::int64_t> change_sequence();
 
   // ---- sibling groups (what placement reads under its lock)
   // Sibling keys of `group` in (sort_key, rkey) order, after (or, reversed,

@@ -20,6 +20,13 @@ Result<std::string> Reader::latest_change_cursor(std::string_view did) {
   return std::to_string(*row ? (*stmt)->integer(0) : 0);
 }
 
+Result<std::int64_t> Reader::change_sequence() {
+  auto value =
+      query_value<std::int64_t>(db_, "SELECT value FROM counters WHERE name = 'change_seq'");
+  if (!value) return std::unexpected(value.error());
+  return value->value_or(0);
+}
+
 Result<ChangesPage> Reader::changes(std::string_view did, std::optional<std::string_view> cursor,
                                     int limit, std::size_t max_bytes) {
   if (limit < 1 || limit > 1000)
@@ -33,6 +40,13 @@ Result<ChangesPage> Reader::changes(std::string_view did, std::optional<std::str
   }
   auto tx = Transaction::begin(db_, Transaction::Kind::kRead);
   if (!tx) return pass(tx);
+  auto sequence = change_sequence();
+  if (!sequence) return pass(sequence);
+  if (since > *sequence) {
+    return fail(ErrorCode::kFutureCursor, "the cursor " + std::to_string(since) +
+                                              " is beyond the index's changes (" +
+                                              std::to_string(*sequence) + ")");
+  }
   ChangesPage page;
   page.cursor = std::to_string(since);
   auto visible = repo_visible(did);

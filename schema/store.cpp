@@ -245,7 +245,10 @@ Store::Store(std::unique_ptr<Database> db, std::shared_ptr<Checkpointer> checkpo
   db_->on_transaction_end([this](bool committed) {
     CommitNotice notice;
     notice.repos.assign(pending_.begin(), pending_.end());
+    notice.from = pending_from_.value_or(pending_to_);
+    notice.to = pending_to_;
     pending_.clear();
+    pending_from_.reset();
     if (committed && on_commit_ && !notice.repos.empty()) on_commit_(notice);
   });
 }
@@ -272,8 +275,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, const StoreO
     checkpointer = Checkpointer::for_path(path);
     checkpointer->watch((*db)->handle());
   }
-  return std::unique_ptr<Store>(
+  auto store = std::unique_ptr<Store>(
       new Store(std::move(*db), std::move(checkpointer), options.busy_timeout_ms));
+  if (options.on_commit) store->set_commit_listener(options.on_commit);
+  return store;
 }
 
 Result<Transaction> Store::begin_write() {
@@ -347,6 +352,7 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   }
   for (const auto& [did, status] : batch.statuses) {
     if (auto r = write_status(*db_, did, status, upkeep.search); !r) return pass(r);
+    pending_.try_emplace(did, 0);
   }
   if (auto r = upkeep.search.flush(); !r) return pass(r);
   for (const auto& [did, handle] : batch.handles) {
@@ -369,6 +375,8 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
   if (seq != *counter) {
     if (auto r = write_counter(*db_, seq); !r) return pass(r);
   }
+  if (!pending_from_) pending_from_ = *counter;
+  pending_to_ = seq;
   if (auto r = tx->commit(); !r) return pass(r);
   return outcome;
 }
@@ -379,6 +387,11 @@ Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
   SearchUpkeep search(*db_);
   if (auto r = write_status(*db_, did, status, search); !r) return r;
   if (auto r = search.flush(); !r) return r;
+  auto counter = read_counter(*db_);
+  if (!counter) return pass(counter);
+  pending_.try_emplace(std::string(did), 0);
+  if (!pending_from_) pending_from_ = *counter;
+  pending_to_ = *counter;
   return tx->commit();
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +41,18 @@ class Transaction;
 class Checkpointer;
 struct CheckpointCounts;
 
+// What a commit of apply() (or set_repo_status) changed: each repo whose
+// nodes (or tombstones) it wrote, with the last change sequence it reached
+// (0 for a repo whose status alone it wrote), and the index's change
+// sequence before and after it (commits are serial: the commits of a file
+// cover its sequence without gaps, so a follower can tell whether commits
+// it was not told of happened, in another process).
+struct CommitNotice {
+  std::vector<std::pair<std::string, std::int64_t>> repos;  // (did, last change_seq)
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+
 struct StoreOptions {
   int busy_timeout_ms = 5000;
   // WAL checkpoints on a background thread shared by every Store of the file
@@ -47,13 +60,10 @@ struct StoreOptions {
   bool background_checkpoints = true;
   // Progress of migrations run at open (an existing file only).
   std::function<void(const MigrationProgress&)> on_migration;
+  // Told of each commit (set_commit_listener; change streams follow them).
+  std::function<void(const CommitNotice&)> on_commit;
 };
 
-// What a commit of apply() changed: each repo whose nodes (or tombstones)
-// it wrote, with the last change sequence it reached.
-struct CommitNotice {
-  std::vector<std::pair<std::string, std::int64_t>> repos;  // (did, last change_seq)
-};
 
 class Store {
  public:
@@ -133,6 +143,8 @@ class Store {
   int busy_timeout_ms_;
   std::function<void(const CommitNotice&)> on_commit_;
   std::map<std::string, std::int64_t> pending_;  // written, not yet committed
+  std::optional<std::int64_t> pending_from_;     // the sequence before them
+  std::int64_t pending_to_ = 0;
 };
 
 }  // namespace bulleted::schema

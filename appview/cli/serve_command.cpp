@@ -17,6 +17,7 @@
 #include "appview/imports/job_sinks.hpp"
 #include "appview/logging.hpp"
 #include "appview/xrpc/api.hpp"
+#include "appview/xrpc/views.hpp"
 #include "appview/xrpc/faults.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/cid.hpp"
@@ -78,6 +79,36 @@ sigset_t prepare_process() {
     (void)setrlimit(RLIMIT_NOFILE, &files);
   }
   return signals;
+}
+
+// The change streams' limits, their total fitted to the open-files limit
+// (raised to the hard limit at start): each stream is a descriptor, and the
+// rest of the server keeps kOtherFiles. nullopt when limits.maxStreams was
+// set explicitly and cannot fit.
+std::optional<appview::StreamLimits> stream_limits(const appview::Config& config) {
+  constexpr std::size_t kOtherFiles = 1024;
+  appview::StreamLimits limits;
+  limits.per_client = static_cast<std::size_t>(config.streams_per_client);
+  limits.total = static_cast<std::size_t>(config.max_streams);
+  limits.buffer_bytes = config.stream_buffer_bytes;
+  limits.stall = std::chrono::seconds(config.stream_stall_seconds);
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return limits;
+  const auto fits = files.rlim_cur > kOtherFiles ? files.rlim_cur - kOtherFiles : 1;
+  if (limits.total <= fits) return limits;
+  if (config.max_streams_set) {
+    spdlog::error(
+        "limits.maxStreams is {}, but the open-files limit ({}) leaves room for {} streams: raise "
+        "it (LimitNOFILE, ulimit -n) or lower limits.maxStreams",
+        limits.total, files.rlim_cur, fits);
+    return std::nullopt;
+  }
+  spdlog::warn(
+      "the open-files limit ({}) leaves room for {} change streams, not {}: limits.maxStreams "
+      "lowered to fit (raise LimitNOFILE for more)",
+      files.rlim_cur, fits, limits.total);
+  limits.total = fits;
+  return limits;
 }
 
 // The configuration, the log it asks for, and the index opened (its
@@ -161,9 +192,13 @@ std::variant<PdsParts, int> start_pds_mode(const appview::Config& config, schema
 // The firehose consumer, started (null when it cannot start).
 std::unique_ptr<firehose::FirehoseConsumer> start_consumer(const appview::Config& config,
                                                            firehose::WrittenRevs& written,
-                                                           firehose::FirehoseMetrics& metrics) {
+                                                           firehose::FirehoseMetrics& metrics,
+                                                           appview::ChangeStreams& streams) {
   auto options = consumer_options(config);
   options.ingest.written = &written;
+  options.store.on_commit = [&streams](const schema::CommitNotice& notice) {
+    streams.committed(notice);
+  };
   auto consumer = std::make_unique<firehose::FirehoseConsumer>(options, metrics);
   if (auto r = consumer->start(); !r) {
     spdlog::error("cannot start the firehose consumer: {}", r.error().message);
@@ -200,7 +235,10 @@ appview::HttpServerOptions http_options(const appview::Config& config, appview::
     api.decorate(head, response);
   };
   http.waited = [&metrics](appview::Lane lane, double seconds) {
-    metrics.record_wait(lane == appview::Lane::kOperators ? "operators" : "requests", seconds);
+    metrics.record_wait(lane == appview::Lane::kOperators ? "operators"
+                        : lane == appview::Lane::kStreams ? "streams"
+                                                          : "requests",
+                        seconds);
   };
   return http;
 }
@@ -213,6 +251,17 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   auto set = set_up(argv, err);
   if (auto* status = std::get_if<int>(&set)) return *status;
   auto& [config, store] = std::get<Setup>(set);
+  auto limits = stream_limits(*config);
+  if (!limits) return 2;
+  // Change streams follow every commit of this process (and, by polling,
+  // of others on the same file).
+  appview::ChangeStreams streams(config->db_path, config->busy_timeout_ms, *limits,
+                                 appview::write_change);
+  if (auto r = streams.start(); !r) {
+    spdlog::error("cannot follow the index for change streams: {}", r.error().message);
+    return 1;
+  }
+  auto told = [&streams](const schema::CommitNotice& notice) { streams.committed(notice); };
 
   // Every fetch a request makes to a host the network (or a caller) names
   // goes through one fetcher: caps and timeouts per kind, the network
@@ -233,13 +282,14 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   firehose::FirehoseMetrics metrics;
   std::unique_ptr<firehose::FirehoseConsumer> consumer;
   if (config->firehose_url) {
-    consumer = start_consumer(*config, written, metrics);
+    consumer = start_consumer(*config, written, metrics, streams);
     if (!consumer) return 1;
   } else {
     spdlog::info("no firehose configured (firehose.url, --firehose): not following the network");
   }
 
   appview::AppContext context(*config);
+  context.on_commit = told;
   // Health and readiness answer from what this thread last read, at once.
   appview::DatabaseProbe database(config->db_path, config->busy_timeout_ms);
   database.start();
@@ -250,6 +300,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                                                                context.clock);
                                 });
   imports.use_locks(&context.locks);
+  imports.on_commit(told);
   imports.start();
   // Service auth: JWTs for this app view's DID, keys from the same resolver.
   std::unique_ptr<appview::ServiceAuth> service_auth;
@@ -267,7 +318,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                       .outbound = &outbound,
                       .database = &database,
                       .service_auth = service_auth.get(),
-                      .oauth = parts.oauth.get()};
+                      .oauth = parts.oauth.get(),
+                      .streams = &streams};
   auto faults = fault_injection(context, parts);
   appview::Api api(context);
   appview::HttpHandler handler = [&api](const appview::HttpRequest& request) {
@@ -287,8 +339,10 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
-  // Stop taking requests and let in-flight writes finish, then the firehose
-  // (which commits its cursor).
+  // Streams end first (each told ServerShutdown), then requests stop
+  // coming and in-flight writes finish, then the firehose (which commits
+  // its cursor).
+  streams.stop();
   server.stop(std::chrono::seconds(config->shutdown_grace_seconds));
   imports.stop();
   if (consumer) consumer->stop();

@@ -64,14 +64,15 @@ http_response to_cpprest(HttpResponse out, bool head_only, bool close) {
     response.headers().add("X-Content-Type-Options", "nosniff");
   }
   if (close) response.headers().add("Connection", "close");
+  const bool chunked = out.stream || out.hold;
   if (head_only) {
-    if (out.stream) {
+    if (chunked) {
       response.headers().add("Transfer-Encoding", "chunked");
     } else {
       response.headers().add("Content-Length", std::to_string(out.body.size()));
     }
     set_unreadable_body(response, out.content_type);
-  } else if (!out.stream && out.status != 204) {
+  } else if (!chunked && out.status != 204) {
     response.set_body(std::move(out.body), out.content_type);
   }
   return response;

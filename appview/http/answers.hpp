@@ -126,4 +126,59 @@ class BufferStream final : public ResponseStream {
   bool waits_;
 };
 
+// A held answer's body: written from any thread into a producer/consumer
+// buffer that cpprest sends chunked as it fills, each write flushed at once.
+class HeldBuffer final : public HeldAnswer {
+ public:
+  concurrency::streams::producer_consumer_buffer<std::uint8_t>& buffer() { return buffer_; }
+
+  bool write(std::string_view bytes) override {
+    std::lock_guard lock(mutex_);
+    if (over_) return false;
+    try {
+      // A producer/consumer buffer copies at once; sync() hands what it
+      // holds to a waiting read now, not when a whole chunk has filled.
+      buffer_.putn_nocopy(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()).get();
+      buffer_.sync().get();
+    } catch (...) {
+      over_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  std::size_t queued() const override { return over_ ? 0 : buffer_.in_avail(); }
+  bool over() const override { return over_; }
+
+  void end(bool abort) override {
+    std::lock_guard lock(mutex_);
+    if (ended_) return;
+    ended_ = over_ = true;
+    try {
+      if (!abort) {
+        buffer_.close(std::ios_base::out).get();
+        return;
+      }
+      // What waits is dropped (cpprest, stuck on a client that does not
+      // read, is not reading it), and the buffer fails: cpprest's next read
+      // of it closes the connection.
+      std::uint8_t scrap[16 * 1024];
+      for (std::size_t left = buffer_.in_avail(); left > 0; left = buffer_.in_avail()) {
+        if (buffer_.getn(scrap, std::min(left, sizeof scrap)).get() == 0) break;
+      }
+      buffer_.close(std::ios_base::out, std::make_exception_ptr(BodyRefused())).get();
+    } catch (...) {
+    }
+  }
+
+  // The reply settled (sent whole, or the connection failed).
+  void settled() { over_ = true; }
+
+ private:
+  std::mutex mutex_;
+  concurrency::streams::producer_consumer_buffer<std::uint8_t> buffer_;
+  std::atomic<bool> over_{false};
+  bool ended_ = false;
+};
+
 }  // namespace bulleted::appview::http_detail

@@ -65,6 +65,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::condition_variable idle;
   std::unique_ptr<WorkQueue> requests;
   std::unique_ptr<WorkQueue> operators;
+  std::unique_ptr<WorkQueue> streams;
 
   // An answer to `head` as it goes out: decorated (options.decorate).
   http_response finish(const HttpRequestHead& head, HttpResponse out, bool head_only,
@@ -110,6 +111,11 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       out = refuse(ErrorCode::kInternal, "the request failed");
     }
     const bool head_only = in.method == "HEAD";
+    if (out.hold && !head_only) {
+      hold(request, in, std::move(out));
+      finished();
+      return;
+    }
     if (!out.stream || head_only) {
       send(request, finish(in, std::move(out), head_only, false));
       finished();
@@ -134,6 +140,29 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     finished();
   }
 
+  // Sends a held answer's head and hands the answer to its holder: the
+  // worker does not wait for it.
+  void hold(http_request request, const HttpRequestHead& head, HttpResponse out) {
+    auto held = std::make_shared<HeldBuffer>();
+    auto take = out.hold;  // left in `out`: it says the answer is chunked
+    const std::string content_type = out.content_type;
+    http_response response = finish(head, std::move(out), false, false);
+    response.set_body(concurrency::streams::istream(held->buffer()), content_type);
+    send(request, response, [held](bool) { held->settled(); });
+    try {
+      take(held);
+    } catch (const std::exception& e) {
+      spdlog::error("http: a held answer could not be taken up: {}", e.what());
+      held->end(true);
+    }
+  }
+
+  WorkQueue& queue_of(Lane lane) const {
+    if (lane == Lane::kOperators) return *operators;
+    if (lane == Lane::kStreams) return *streams;
+    return *requests;
+  }
+
   std::chrono::steady_clock::time_point now() const {
     return options.clock ? options.clock() : std::chrono::steady_clock::now();
   }
@@ -147,8 +176,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       }
       self->serve(request, std::move(in));
     };
-    WorkQueue& queue = lane == Lane::kOperators ? *operators : *requests;
-    if (!queue.push(std::move(job))) {
+    if (!queue_of(lane).push(std::move(job))) {
       send(request, finish(head, refuse(ErrorCode::kUnavailable, "too many requests in progress"),
                            false, false));
       finished();
@@ -294,16 +322,17 @@ HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
 std::size_t HttpServer::in_flight() const { return state_->in_flight.load(); }
 
 std::size_t HttpServer::queued(Lane lane) const {
-  const auto& queue = lane == Lane::kOperators ? state_->operators : state_->requests;
-  return queue ? queue->size() : 0;
+  return state_->requests ? state_->queue_of(lane).size() : 0;
 }
 
 Result<void> HttpServer::start() {
   auto state = state_;
   state->requests = std::make_unique<WorkQueue>(state->options.max_queued, state->options.workers);
   state->operators = std::make_unique<WorkQueue>(64, 1);
+  state->streams = std::make_unique<WorkQueue>(state->options.max_streams_queued, 1);
   state->requests->start();
   state->operators->start();
+  state->streams->start();
   const std::string address =
       "http://" + state->options.bind + ":" + std::to_string(state->options.port);
   try {
@@ -337,6 +366,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   if (!state->listener) {
     if (state->requests) state->requests->stop();
     if (state->operators) state->operators->stop();
+    if (state->streams) state->streams->stop();
     return;
   }
   state->draining = true;
@@ -355,6 +385,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   state->listener.reset();
   state->requests->stop();
   state->operators->stop();
+  state->streams->stop();
   if (!pending_replies().wait(std::chrono::seconds(2))) {
     spdlog::warn("http: replies still unsettled two seconds after the listener closed");
   }

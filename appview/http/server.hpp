@@ -25,7 +25,10 @@
 // - a request target of the form //host/path is 400, not "/";
 // - every answer says X-Content-Type-Options: nosniff;
 // - a response may be streamed (chunked) as a handler produces it, with at
-//   most ~1 MiB waiting for the client;
+//   most ~1 MiB waiting for the client; or held open (server-sent events):
+//   its head sent, then written from any thread, holding no worker;
+// - requests admitted to the streams' lane are taken up by a worker of
+//   their own, behind a queue of their own (opening a held answer is quick);
 // - HEAD is answered without a body, with the Content-Length the GET would
 //   have (or chunked, for a streamed answer), and the connection closed;
 // - every request gets exactly one reply; stop() answers new requests 503
@@ -73,6 +76,24 @@ class ResponseStream {
   virtual bool write(std::string_view bytes) = 0;
 };
 
+// An answer held open after its handler returned: written from any thread,
+// never waiting. Thread-safe.
+class HeldAnswer {
+ public:
+  virtual ~HeldAnswer() = default;
+  // Queues `bytes` for the client at once; false when the client is gone
+  // or the answer ended.
+  virtual bool write(std::string_view bytes) = 0;
+  // Bytes written and not yet taken up by the connection.
+  virtual std::size_t queued() const = 0;
+  // The answer is over: ended here, or its client left (a send failed).
+  virtual bool over() const = 0;
+  // Ends the answer: what is queued goes out, then the last chunk. With
+  // `abort`, the connection is closed instead (a client that stopped
+  // reading) and what is queued is dropped.
+  virtual void end(bool abort = false) = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -88,6 +109,11 @@ struct HttpResponse {
   // waits on the client, and the answer is held whole if need be, as an
   // answer that is not streamed would be.
   bool stream_waits = true;
+  // When set, the answer is held open: the front sends its head and hands
+  // `hold` the answer, to write into from any thread, and the worker goes
+  // on to other requests (`body` and `stream` are ignored). A HEAD request
+  // gets the head only.
+  std::function<void(std::shared_ptr<HeldAnswer>)> hold;
 };
 
 enum class Lane {
@@ -96,6 +122,8 @@ enum class Lane {
   kAtOnce,     // the listener's own thread, no queue: answers that are only
                // reads of kept state (/healthz, /readyz); the handler must not
                // block
+  kStreams,    // a worker and a queue of their own: held answers (change
+               // streams), whose handlers only open them
 };
 
 // The front's decision from the head of a request.
@@ -110,6 +138,9 @@ struct HttpServerOptions {
   int port = 2584;
   int workers = 4;
   std::size_t max_queued = 1024;
+  // The streams' lane's queue (10,000 clients reconnecting at once after a
+  // restart wait there, not in the requests' queue).
+  std::size_t max_streams_queued = 16384;
   // Called on a listener thread with the request's head; must be quick (no
   // network, at most an indexed SQLite read). Without it every request is
   // admitted with `default_body_limit`.

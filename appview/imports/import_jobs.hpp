@@ -105,6 +105,10 @@ class ImportRunner {
 
   // The API's group locks, for placing a job's root again (set before start()).
   void use_locks(GroupLocks* locks) { locks_ = locks; }
+  // Told of each commit the jobs make (change streams; set before start()).
+  void on_commit(std::function<void(const schema::CommitNotice&)> listener) {
+    on_commit_ = std::move(listener);
+  }
   void start();
   void wake();
   // Finishes the batch in progress, then stops.
@@ -119,6 +123,7 @@ class ImportRunner {
 
   std::string db_path_;
   GroupLocks* locks_ = nullptr;
+  std::function<void(const schema::CommitNotice&)> on_commit_;
   int busy_timeout_ms_;
   JobSinkFactory factory_;
   std::thread thread_;

@@ -45,7 +45,8 @@ std::int64_t ImportRunner::rate(const std::string& job_id) const {
 }
 
 void ImportRunner::run() {
-  auto opened = schema::Store::open(db_path_, {.busy_timeout_ms = busy_timeout_ms_});
+  auto opened =
+      schema::Store::open(db_path_, {.busy_timeout_ms = busy_timeout_ms_, .on_commit = on_commit_});
   if (!opened) {
     spdlog::error("imports: cannot open the database: {}", opened.error().message);
     return;

@@ -122,6 +122,9 @@ Admission Api::admit_method(const HttpRequestHead& head, const ApiMethod& method
     }
   }
   admission.body_limit = body_limit(context_.config, method.body);
+  // A held answer only opens in its handler: the streams' lane, where a
+  // crowd reconnecting after a restart waits without filling the requests'.
+  if (method.answer == AnswerBound::kHeld) admission.lane = Lane::kStreams;
   return admission;
 }
 

@@ -19,8 +19,9 @@ schema::Store& Api::store() {
   thread_local std::map<std::string, std::unique_ptr<schema::Store>> stores;
   auto& slot = stores[context_.config.db_path];
   if (!slot) {
-    auto opened = schema::Store::open(context_.config.db_path,
-                                      {.busy_timeout_ms = context_.config.busy_timeout_ms});
+    auto opened = schema::Store::open(
+        context_.config.db_path,
+        {.busy_timeout_ms = context_.config.busy_timeout_ms, .on_commit = context_.on_commit});
     if (!opened) throw std::runtime_error("cannot open the database: " + opened.error().message);
     slot = std::move(*opened);
   }
@@ -72,7 +73,8 @@ Api::Api(AppContext& context) : context_(context), cors_(context.config.cors_ori
 HttpResponse Api::call(const HttpRequest& request, const ApiMethod& method, const ClientKey& client,
                        double& granted) {
   XrpcCall call{request};
-  if (method.bucket == RateBucket::kQueryBytes && method.answer != AnswerBound::kStream) {
+  if (method.bucket == RateBucket::kQueryBytes && method.answer != AnswerBound::kStream &&
+      method.answer != AnswerBound::kHeld) {
     // The answer's bound, and no more than the client's budget holds now:
     // decided before the answer is produced.
     const double most = method.answer == AnswerBound::kBudget
@@ -174,7 +176,9 @@ HttpResponse Api::handle(const HttpRequest& request) {
   if (method != nullptr && method->bucket == RateBucket::kQueryBytes) {
     settle_query_bytes(response, client, granted);
   }
-  timed(request, label, started, response);
+  // A held answer (a change stream) is no request to time: streams have
+  // metrics of their own.
+  if (!response.hold) timed(request, label, started, response);
   return response;
 }
 

@@ -23,6 +23,7 @@
 #include "appview/http/cors.hpp"
 #include "appview/http/server.hpp"
 #include "appview/imports/import_jobs.hpp"
+#include "appview/live/change_streams.hpp"
 #include "appview/signin/service_auth.hpp"
 #include "appview/signin/tokens.hpp"
 #include "appview/write/pds_sink.hpp"
@@ -71,6 +72,7 @@ struct AppServices {
   // How writes reach their repo; null: PlainWrites (write_services.hpp).
   // serve installs the fault-injecting one behind BULLETED_FAULT_INJECTION.
   WriteServices* writes = nullptr;
+  ChangeStreams* streams = nullptr;  // change streams (streamChanges)
 };
 
 // What every request may use, in every mode: the configuration, client
@@ -100,6 +102,8 @@ struct AppContext {
   ordering::TidClock clock;
   RequestMetrics metrics;
   std::function<std::size_t()> in_flight = [] { return std::size_t{0}; };
+  // Told of each commit the requests make (change streams).
+  std::function<void(const schema::CommitNotice&)> on_commit;
   AppServices services;
 
   // How this request's writes reach their repo.

@@ -336,6 +336,8 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getAncestors", kQuery, get_ancestors, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getPosition", kQuery, get_position, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getChanges", kQuery, get_changes, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.streamChanges", kQuery, stream_changes, kPublic, kSmall, kQueryBytes,
+     Needs::kStreams, AnswerBound::kHeld},
     {"app.bulleted.searchNodes", kQuery, search_nodes, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getTags", kQuery, get_tags, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.exportOutline", kQuery, export_outline, kPublic, kSmall, kQueryBytes,
@@ -413,6 +415,10 @@ std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMeth
   if (method.needs == Needs::kIdentity && context.services.identity == nullptr) {
     return error_response(
         Error{ErrorCode::kMethodNotImplemented, std::string(method.nsid) + " is not served here"});
+  }
+  if (method.needs == Needs::kStreams && context.services.streams == nullptr) {
+    return error_response(Error{ErrorCode::kMethodNotImplemented,
+                                std::string(method.nsid) + " is not served here"});
   }
   if (method.needs == Needs::kImports && context.services.imports == nullptr) {
     return error_response(Error{ErrorCode::kMethodNotImplemented,

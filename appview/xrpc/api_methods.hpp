@@ -36,6 +36,7 @@ enum class Needs {
   kPdsSessions,  // pds mode (createSession, deleteSession)
   kImports,      // an import runner (the server has one; the fuzzer does not)
   kIdentity,     // an identity resolver (com.atproto.identity.resolveHandle)
+  kStreams,      // change streams (the server has them; the fuzzer does not)
 };
 
 // How a query's answer is bounded in bytes, before it is produced.
@@ -43,6 +44,8 @@ enum class AnswerBound {
   kPage,    // limits.maxAnswerBytes: a page stops short of it
   kBudget,  // the request's own budget (getSubtree's budgetBytes), at most 8 MiB
   kStream,  // a streamed document (an export): charged as it is written
+  kHeld,    // held open (change streams): not charged, limited by the
+            // streams' own limits, opened in the streams' lane
 };
 
 // Who may call a method, decided before its body is read.

@@ -53,6 +53,7 @@ HttpResponse get_ancestors(Api& api, const ApiMethod& method, const XrpcCall& ca
 HttpResponse get_position(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse resolve_handle(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_changes(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse stream_changes(Api& api, const ApiMethod& method, const XrpcCall& call);
 
 // Search (search_methods.cpp).
 HttpResponse search_nodes(Api& api, const ApiMethod& method, const XrpcCall& call);

@@ -84,11 +84,10 @@ HttpResponse Api::metrics() {
     checkpoints = store().checkpoints();
   } catch (...) {
   }
-  return HttpResponse{
-      200,
-      "text/plain; version=0.0.4",
-      context_.metrics.render(context_.services.firehose, nodes, context_.in_flight(), checkpoints),
-      {}};
+  std::string text =
+      context_.metrics.render(context_.services.firehose, nodes, context_.in_flight(), checkpoints);
+  if (context_.services.streams != nullptr) context_.services.streams->counters().render(text);
+  return HttpResponse{200, "text/plain; version=0.0.4", std::move(text), {}};
 }
 
 // The reference web outliner's files (appview/web/, built in): / is its

@@ -188,15 +188,11 @@ HttpResponse get_changes(Api& api, const ApiMethod&, const XrpcCall& call) {
   std::string body;
   JsonWriter out(body);
   out.begin_object().key("changes").begin_array();
+  std::string change_json;
   for (const auto& change : page.changes) {
-    out.begin_object();
-    out.key("op").string(change.deleted ? "delete" : "upsert");
-    out.key("rkey").string(change.rkey);
-    if (change.node) {
-      out.key("node");
-      write_node_view(out, *change.node);
-    }
-    out.end_object();
+    change_json.clear();
+    write_change(change_json, change);
+    out.raw(change_json);
   }
   out.end_array().key("cursor").string(page.cursor).end_object();
   return written(std::move(body));

@@ -128,4 +128,16 @@ nlohmann::json subtree_view(const schema::SubtreeNode& tree) {
   return nlohmann::json::parse(text);
 }
 
+void write_change(std::string& out, const schema::Change& change) {
+  JsonWriter json(out);
+  json.begin_object();
+  json.key("op").string(change.deleted ? "delete" : "upsert");
+  json.key("rkey").string(change.rkey);
+  if (change.node) {
+    json.key("node");
+    write_node_view(json, *change.node);
+  }
+  json.end_object();
+}
+
 }  // namespace bulleted::appview

@@ -1,0 +1,287 @@
+#include "appview/live/stream_follow.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "schema/reader.hpp"
+
+namespace bulleted::appview {
+namespace {
+
+constexpr int kPageChanges = 1000;
+
+std::string error_data(std::string_view name, std::string_view message) {
+  return R"({"error":")" + std::string(name) + R"(","message":")" + std::string(message) + "\"}";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StreamFollower>> StreamFollower::create(std::unique_ptr<schema::Store> store,
+                                                               const StreamLimits& limits,
+                                                               ChangeStreams::ChangeWriter writer,
+                                                               StreamCounters& counters) {
+  auto sequence = store->read().change_sequence();
+  if (!sequence) return std::unexpected(sequence.error());
+  std::unique_ptr<StreamFollower> follower(
+      new StreamFollower(std::move(store), limits, std::move(writer), counters));
+  follower->polled_ = *sequence;
+  return follower;
+}
+
+StreamFollower::StreamFollower(std::unique_ptr<schema::Store> store, const StreamLimits& limits,
+                               ChangeStreams::ChangeWriter writer, StreamCounters& counters)
+    : store_(std::move(store)),
+      limits_(limits),
+      writer_(std::move(writer)),
+      counters_(counters),
+      random_(std::random_device{}()) {}
+
+std::optional<std::string> StreamFollower::repo_status(const std::string& repo) {
+  auto state = store_->read().repo(repo);
+  if (!state) return std::nullopt;
+  return *state ? std::string(schema::to_string((*state)->status)) : std::string("active");
+}
+
+void StreamFollower::add(StreamRequest request, std::shared_ptr<HeldAnswer> answer) {
+  ++counters_.open;
+  const std::uint64_t serial = next_serial_++;
+  Stream& stream = streams_[serial];
+  stream.repo = std::move(request.repo);
+  stream.client = std::move(request.client);
+  stream.answer = std::move(answer);
+  groups_[stream.repo].streams.push_back(serial);
+  clients_[stream.client].push_back(serial);
+  auto sequence = store_->read().change_sequence();
+  auto status = repo_status(stream.repo);
+  if (!sequence || !status) {
+    close(serial, StreamEnd::kFailed,
+          "event: error\ndata: " + error_data("InternalServerError", "the index cannot be read") +
+              "\n\n");
+    return;
+  }
+  if (request.cursor && *request.cursor > *sequence) {
+    std::string text;
+    sse_event(text, -1, "error",
+              error_data("FutureCursor", "the cursor " + std::to_string(*request.cursor) +
+                                             " is beyond the index's changes (" +
+                                             std::to_string(*sequence) + ")"));
+    close(serial, StreamEnd::kFutureCursor, text);
+    return;
+  }
+  stream.status = *status;
+  stream.cursor = stream.last_id = request.cursor.value_or(*sequence);
+  Group& group = groups_[stream.repo];
+  if (group.streams.size() == 1) group.next_heartbeat = now() + limits_.heartbeat;
+  // Past its client's limit, the client's oldest stream ends (a reloaded
+  // page never locks its user out).
+  auto& mine = clients_[stream.client];
+  while (mine.size() > limits_.per_client) {
+    std::string text;
+    sse_event(text, -1, "error",
+              error_data("TooManyStreams", "this client opened more streams than "
+                                           "limits.streamsPerClient; the oldest ends"));
+    close(mine.front(), StreamEnd::kReplaced, text);
+  }
+  if (!request.cursor) {
+    // Where it starts: a reconnect before any change resumes from here.
+    std::string text;
+    sse_event(text, stream.last_id, "cursor", R"({"cursor":")" + std::to_string(stream.last_id) +
+                                                  "\"}");
+    stream.answer->write(text);
+  }
+  set_behind(stream, true);  // reads what came after its cursor on this turn
+}
+
+void StreamFollower::set_behind(Stream& stream, bool behind) {
+  if (stream.behind == behind) return;
+  stream.behind = behind;
+  if (behind) {
+    ++behind_;
+  } else {
+    --behind_;
+  }
+}
+
+void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
+                          const std::map<std::int64_t, std::int64_t>& told) {
+  const auto started = now();
+  std::map<std::string, std::optional<Clock::time_point>> due;
+  for (const auto& [repo, at] : woken) due[repo] = at;
+  if (started >= next_poll_) {
+    next_poll_ = started + limits_.poll;
+    if (others_committed(told)) {
+      for (const auto& [repo, group] : groups_) due.try_emplace(repo, std::nullopt);
+    }
+  } else {
+    told_.insert(told.begin(), told.end());
+  }
+  if (behind_ > 0) {
+    for (const auto& [serial, stream] : streams_) {
+      if (stream.behind) due.try_emplace(stream.repo, std::nullopt);
+    }
+  }
+  for (const auto& [repo, at] : due) serve(repo, at);
+  std::vector<std::string> beats;
+  for (const auto& [repo, group] : groups_) {
+    if (group.next_heartbeat <= started) beats.push_back(repo);
+  }
+  for (const auto& repo : beats) heartbeat(repo);
+  if (started >= next_sweep_) {
+    next_sweep_ = started + std::min<Clock::duration>(std::chrono::seconds(1), limits_.stall / 4);
+    sweep();
+  }
+}
+
+bool StreamFollower::others_committed(const std::map<std::int64_t, std::int64_t>& told) {
+  told_.insert(told.begin(), told.end());
+  auto sequence = store_->read().change_sequence();
+  if (!sequence) return false;
+  // The commits told cover the sequence from the last poll without gaps
+  // unless another process committed too.
+  std::int64_t reached = polled_;
+  for (auto it = told_.find(reached); it != told_.end(); it = told_.find(reached)) {
+    reached = it->second;
+  }
+  const bool others = reached < *sequence;
+  polled_ = std::max(polled_, *sequence);
+  told_.erase(told_.begin(), told_.lower_bound(polled_));
+  return others;
+}
+
+void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_point> told_at) {
+  auto found = groups_.find(repo);
+  if (found == groups_.end()) return;
+  auto status = repo_status(repo);
+  if (!status) return;
+  // Streams at one cursor share each page's read and text.
+  std::map<std::int64_t, std::vector<Stream*>> at;
+  for (std::uint64_t serial : found->second.streams) {
+    Stream& stream = streams_.at(serial);
+    if (stream.answer->over()) continue;
+    if (stream.status != *status) {
+      std::string text;
+      sse_event(text, -1, "info", R"({"name":"RepoStatus","status":")" + *status + "\"}");
+      stream.answer->write(text);
+      stream.status = *status;
+    }
+    if (stream.answer->queued() >= limits_.buffer_bytes) {
+      set_behind(stream, true);
+      continue;
+    }
+    at[stream.cursor].push_back(&stream);
+  }
+  for (auto& [cursor, readers] : at) {
+    std::int64_t from = cursor;
+    while (!readers.empty()) {
+      auto page = store_->read().changes(repo, std::to_string(from), kPageChanges,
+                                         limits_.buffer_bytes / 2);
+      if (!page) {
+        spdlog::warn("change streams: cannot read {}'s changes: {}", repo, page.error().message);
+        break;
+      }
+      if (page->changes.empty()) {
+        for (Stream* stream : readers) set_behind(*stream, false);
+        break;
+      }
+      std::string text;
+      std::string data;
+      for (const auto& change : page->changes) {
+        data.clear();
+        writer_(data, change);
+        sse_event(text, change.seq, "change", data);
+      }
+      const std::int64_t last = page->changes.back().seq;
+      const auto count = static_cast<std::int64_t>(page->changes.size());
+      const double waited =
+          told_at ? std::chrono::duration<double>(Clock::now() - *told_at).count() : -1;
+      std::erase_if(readers, [&](Stream* stream) {
+        if (!stream->answer->write(text)) return true;
+        stream->cursor = stream->last_id = last;
+        counters_.events += count;
+        if (waited >= 0) counters_.delivered(waited, count);
+        const bool full = stream->answer->queued() >= limits_.buffer_bytes;
+        set_behind(*stream, full);
+        return full;
+      });
+      // What was told is delivered with the first page; the rest is catch-up.
+      told_at.reset();
+      from = last;
+    }
+  }
+}
+
+void StreamFollower::heartbeat(const std::string& repo) {
+  Group& group = groups_.at(repo);
+  group.next_heartbeat = now() + limits_.heartbeat;
+  // The sequence first: once the streams have read their changes, every
+  // change of the repo up to it is theirs.
+  auto sequence = store_->read().change_sequence();
+  if (!sequence) return;
+  serve(repo, std::nullopt);
+  for (std::uint64_t serial : groups_.at(repo).streams) {
+    Stream& stream = streams_.at(serial);
+    if (stream.behind || stream.answer->over()) continue;
+    std::string text = ":\n";
+    const std::int64_t tip = std::max(stream.cursor, *sequence);
+    const bool moved = tip > stream.last_id;
+    sse_event(text, moved ? tip : -1, "cursor", R"({"cursor":")" + std::to_string(tip) + "\"}");
+    if (stream.answer->write(text) && moved) stream.cursor = stream.last_id = tip;
+  }
+}
+
+void StreamFollower::sweep() {
+  const auto at = now();
+  std::vector<std::pair<std::uint64_t, StreamEnd>> ending;
+  for (auto& [serial, stream] : streams_) {
+    if (stream.answer->over()) {
+      ending.emplace_back(serial, StreamEnd::kClient);
+      continue;
+    }
+    if (stream.answer->queued() <= limits_.buffer_bytes) {
+      stream.full_since.reset();
+    } else if (!stream.full_since) {
+      stream.full_since = at;
+    } else if (at - *stream.full_since >= limits_.stall) {
+      ending.emplace_back(serial, StreamEnd::kStalled);
+    }
+  }
+  for (const auto& [serial, why] : ending) {
+    if (why == StreamEnd::kStalled) {
+      spdlog::info("change streams: closing a stream of {} whose client stopped reading",
+                   streams_.at(serial).client);
+    }
+    close(serial, why, {}, why == StreamEnd::kStalled);
+  }
+}
+
+void StreamFollower::close(std::uint64_t serial, StreamEnd why, std::string_view text, bool abort) {
+  auto found = streams_.find(serial);
+  if (found == streams_.end()) return;
+  Stream& stream = found->second;
+  if (!text.empty()) stream.answer->write(text);
+  stream.answer->end(abort);
+  set_behind(stream, false);
+  auto& group = groups_[stream.repo].streams;
+  std::erase(group, serial);
+  if (group.empty()) groups_.erase(stream.repo);
+  auto& mine = clients_[stream.client];
+  std::erase(mine, serial);
+  if (mine.empty()) clients_.erase(stream.client);
+  streams_.erase(found);
+  --counters_.open;
+  ++counters_.closed[static_cast<std::size_t>(why)];
+}
+
+void StreamFollower::shut_down() {
+  std::uniform_int_distribution<int> retry(1000, 5000);
+  std::vector<std::uint64_t> serials;
+  for (const auto& [serial, stream] : streams_) serials.push_back(serial);
+  for (std::uint64_t serial : serials) {
+    const std::string text = "event: info\ndata: {\"name\":\"ServerShutdown\"}\nretry: " +
+                             std::to_string(retry(random_)) + "\n\n";
+    close(serial, StreamEnd::kShutdown, text);
+  }
+}
+
+}  // namespace bulleted::appview

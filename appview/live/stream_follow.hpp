@@ -1,0 +1,94 @@
+// What the change streams' thread does, one turn at a time (no thread of
+// its own, so tests drive it turn by turn): each stream's cursor, its
+// repo's group, its client's streams; reads of the index over its own
+// connection; events written to the streams' answers.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "appview/live/change_streams.hpp"
+
+namespace bulleted::appview {
+
+class StreamFollower {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static Result<std::unique_ptr<StreamFollower>> create(std::unique_ptr<schema::Store> store,
+                                                        const StreamLimits& limits,
+                                                        ChangeStreams::ChangeWriter writer,
+                                                        StreamCounters& counters);
+
+  // Takes up a stream: FutureCursor ends it; past its client's limit the
+  // client's oldest ends; from now it is told the cursor it starts at.
+  void add(StreamRequest request, std::shared_ptr<HeldAnswer> answer);
+  // One turn: the woken repos' streams read what is new (`woken` with when
+  // each was told), the commits told checked against the change sequence
+  // (others' commits wake every repo), the streams behind read on, the
+  // heartbeats due sent, and the answers swept (gone, or stalled).
+  void turn(const std::map<std::string, Clock::time_point>& woken,
+            const std::map<std::int64_t, std::int64_t>& told);
+  // Every stream gets ServerShutdown (retry 1-5 s) and ends.
+  void shut_down();
+  bool any_behind() const { return behind_ > 0; }
+  std::size_t size() const { return streams_.size(); }
+
+  // The clock, for tests (heartbeats, stalls).
+  void set_clock(std::function<Clock::time_point()> clock) { clock_ = std::move(clock); }
+
+ private:
+  struct Stream {
+    std::string repo;
+    std::string client;
+    std::shared_ptr<HeldAnswer> answer;
+    std::int64_t cursor = 0;   // every change of the repo up to here was written
+    std::int64_t last_id = 0;  // the last event id written (ids only grow)
+    std::string status;        // the repo status the stream last heard
+    std::optional<Clock::time_point> full_since;  // queued past the bound since
+    bool behind = false;
+  };
+  struct Group {
+    std::vector<std::uint64_t> streams;
+    Clock::time_point next_heartbeat;
+  };
+
+  StreamFollower(std::unique_ptr<schema::Store> store, const StreamLimits& limits,
+                 ChangeStreams::ChangeWriter writer, StreamCounters& counters);
+  Clock::time_point now() const { return clock_ ? clock_() : Clock::now(); }
+  // The streams of `repo` read and write what is new after their cursors.
+  void serve(const std::string& repo, std::optional<Clock::time_point> told_at);
+  void heartbeat(const std::string& repo);
+  // Whether commits other than those told were made since the last poll.
+  bool others_committed(const std::map<std::int64_t, std::int64_t>& told);
+  void sweep();
+  // Ends a stream with `text` (if any) and forgets it.
+  void close(std::uint64_t serial, StreamEnd why, std::string_view text, bool abort = false);
+  void set_behind(Stream& stream, bool behind);
+  std::optional<std::string> repo_status(const std::string& repo);
+
+  std::unique_ptr<schema::Store> store_;
+  StreamLimits limits_;
+  ChangeStreams::ChangeWriter writer_;
+  StreamCounters& counters_;
+  std::function<Clock::time_point()> clock_;
+  std::map<std::uint64_t, Stream> streams_;
+  std::map<std::string, Group> groups_;                             // by repo
+  std::map<std::string, std::deque<std::uint64_t>> clients_;        // oldest first
+  std::map<std::int64_t, std::int64_t> told_;                       // commits told, not yet polled
+  std::uint64_t next_serial_ = 1;
+  std::size_t behind_ = 0;
+  std::int64_t polled_ = 0;  // the change sequence the last poll read
+  Clock::time_point next_poll_;
+  Clock::time_point next_sweep_;
+  std::mt19937 random_;
+};
+
+}  // namespace bulleted::appview
