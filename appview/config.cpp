@@ -252,6 +252,11 @@ const std::vector<Setting>& settings() {
       {"limits.streamsPerClient", "", "", integer(&Config::streams_per_client, 1, 1024)},
       {"limits.maxStreams", "BULLETED_MAX_STREAMS", "",
        [](Config& config, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_null()) {  // the default, fitted to the open-files limit
+           config.max_streams = Config{}.max_streams;
+           config.max_streams_set = false;
+           return std::nullopt;
+         }
          auto problem = integer(&Config::max_streams, 1, 1'000'000)(config, value);
          if (!problem) config.max_streams_set = true;
          return problem;

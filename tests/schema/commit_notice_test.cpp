@@ -75,5 +75,25 @@ TEST_F(CommitNoticeTest, InsideACallersTransactionItWaitsForTheCommitAndGoesWith
   EXPECT_EQ(heard_[0].repos.size(), 2u);
 }
 
+TEST_F(CommitNoticeTest, NoticesCoverTheChangeSequenceWithoutGapsAndStatusesAreTold) {
+  apply({upsert({.rkey = "a"}), upsert({.rkey = "b"})});
+  apply({upsert({.rkey = "a", .text = "edited", .rev = 2})});
+  ASSERT_EQ(heard_.size(), 2u);
+  EXPECT_EQ(heard_[0].from, 0);
+  EXPECT_EQ(heard_[0].to, 2);
+  EXPECT_EQ(heard_[1].from, 2) << "the next commit starts where the last ended";
+  EXPECT_EQ(heard_[1].to, 3);
+  auto sequence = store_->read().change_sequence();
+  ASSERT_TRUE(sequence.has_value());
+  EXPECT_EQ(*sequence, 3);
+  // A status alone: its repo, no change of the sequence.
+  ASSERT_TRUE(store_->set_repo_status("did:plc:alice", RepoStatus::kDeactivated).has_value());
+  ASSERT_EQ(heard_.size(), 3u);
+  EXPECT_EQ(heard_[2].repos,
+            (std::vector<std::pair<std::string, std::int64_t>>{{"did:plc:alice", 0}}));
+  EXPECT_EQ(heard_[2].from, 3);
+  EXPECT_EQ(heard_[2].to, 3);
+}
+
 }  // namespace
 }  // namespace bulleted::schema

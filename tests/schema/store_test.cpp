@@ -300,6 +300,12 @@ TEST_F(StoreTest, ChangesFeedIncludesDeletes) {
   // Pages of one.
   auto one = store_->read().changes("did:plc:alice", std::nullopt, 1);
   EXPECT_EQ(one->changes.size(), 1u);
+  // The sequence is the index's: a cursor past it (a restored backup, another
+  // app view's cursor) is refused, not echoed.
+  EXPECT_EQ(*store_->read().change_sequence(), 4);
+  EXPECT_TRUE(store_->read().changes("did:plc:bob", "4", 10).has_value());
+  EXPECT_EQ(store_->read().changes("did:plc:alice", "5", 10).error().code,
+            ErrorCode::kFutureCursor);
 }
 
 // A random stream over a few hundred records, applied once, and applied again
