@@ -169,6 +169,9 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
       set_behind(stream, true);
       continue;
     }
+    // Under the bound: whatever the sweep saw, the client took what was
+    // queued (a reader whose refills keep it near the bound is not stalled).
+    stream.full_since.reset();
     at[stream.cursor].push_back(&stream);
   }
   for (auto& [cursor, readers] : at) {

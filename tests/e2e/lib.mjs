@@ -3,6 +3,7 @@
 // and a tiny test runner that prints "N passed, M failed".
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -315,4 +316,55 @@ export function appviewClient(base, defaultToken = null) {
     assert(typeof r.json.message === 'string' && r.json.message.length > 0, 'a message');
   }
   return { query, call, ok, expectError };
+}
+
+// A server-sent-event stream read over plain HTTP (as EventSource would,
+// without its reconnects): `events` fills as they arrive ({ id, event, data,
+// retry }, data parsed as JSON); `until(what, check)` waits on them; `ended`
+// resolves when the server ends the answer; close() leaves.
+export function openEventStream(url, headers = {}) {
+  const events = [];
+  let status = 0;
+  let responseHeaders = {};
+  let request;
+  const ended = new Promise((resolve) => {
+    request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false }, (response) => {
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      response.setEncoding('utf8');
+      let buffer = '';
+      response.on('data', (chunk) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = {};
+          for (const line of block.split('\n')) {
+            const colon = line.indexOf(': ');
+            if (line.startsWith(':') || colon < 0) continue;
+            const [field, value] = [line.slice(0, colon), line.slice(colon + 2)];
+            if (field === 'id') event.id = Number(value);
+            if (field === 'event') event.event = value;
+            if (field === 'data') event.data = JSON.parse(value);
+            if (field === 'retry') event.retry = Number(value);
+          }
+          if (event.event) events.push(event);
+        }
+      });
+      response.on('end', () => resolve('end'));
+      response.on('error', () => resolve('error'));
+      response.on('aborted', () => resolve('aborted'));
+    });
+    request.on('error', () => resolve('error'));
+  });
+  return {
+    events,
+    ended,
+    get status() { return status; },
+    get headers() { return responseHeaders; },
+    changes: () => events.filter((e) => e.event === 'change'),
+    lastId: () => [...events].reverse().find((e) => e.id !== undefined)?.id,
+    until: (what, check, timeoutMs = 30000) => waitFor(what, () => check(events), timeoutMs, 20),
+    close: () => request.destroy(),
+  };
 }

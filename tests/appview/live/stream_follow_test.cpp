@@ -279,6 +279,24 @@ TEST_F(StreamFollowTest, AClientThatStopsReadingIsClosedAfterTheStallAndCostsNoR
   EXPECT_EQ(follower_->size(), 0u);
 }
 
+TEST_F(StreamFollowTest, AReaderWhoseRefillsKeepItPastTheBoundIsNotStalled) {
+  follower_ = make({.buffer_bytes = 4096, .stall = std::chrono::seconds(1)});
+  std::vector<schema::RecordOp> ops;
+  const std::string text(6000, 'x');  // each event alone is past the bound
+  for (int i = 0; i < 40; ++i) ops.push_back(upsert({.rkey = "n" + std::to_string(i), .text = text}));
+  apply(std::move(ops));
+  auto answer = open(0);
+  answer->holding = true;
+  for (int i = 0; i < 20; ++i) {
+    answer->drain();  // the client took what was queued...
+    turn();           // ...and the stream is refilled past the bound, where the sweep finds it
+    EXPECT_GT(answer->waiting, 4096u);
+    now_ += std::chrono::milliseconds(400);
+  }
+  EXPECT_FALSE(answer->ended) << "eight seconds past the bound at every sweep, and still reading";
+  EXPECT_EQ(change_ids(*answer).size(), 20u);
+}
+
 TEST_F(StreamFollowTest, AClientGoneIsForgottenAtTheSweep) {
   auto answer = open(std::nullopt);
   answer->gone = true;

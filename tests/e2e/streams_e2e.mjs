@@ -1,0 +1,231 @@
+// Change streams (app.bulleted.streamChanges) over real HTTP against a
+// running `bulleted-appview serve` (local mode): resumption by cursor and by
+// Last-Event-ID across a disconnect (nothing lost, nothing twice, the same
+// changes as getChanges), FutureCursor, commits of another process (a CLI
+// import), the per-client and total limits, clients that never read (closed,
+// counted), idle streams that hold no worker and little memory, health
+// throughout, and shutdown telling every stream.
+// Usage: ./node22 ../streams_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import {
+  Runner, appviewClient, assert, assertEqual, freePort, openEventStream, stopProcess, track, waitFor,
+} from './lib.mjs';
+
+const [binary, workdir] = process.argv.slice(2);
+fs.mkdirSync(workdir, { recursive: true });
+const dbPath = path.join(workdir, 'streams.db');
+const alice = 'did:plc:alicestreamtest';
+const bob = 'did:plc:bobstreamtest';
+const token = (did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
+const aliceToken = token(alice);
+const runner = new Runner();
+let port;
+let server;
+let logFile;
+
+// limits: the stream settings of this run (a small buffer and stall, so
+// that a client that never reads is closed soon).
+async function startServer(limits, threads = 2) {
+  port = await freePort();
+  const config = path.join(workdir, `config-${port}.json`);
+  fs.writeFileSync(config, JSON.stringify({ limits }));
+  logFile = path.join(workdir, `appview-${port}.log`);
+  const log = fs.openSync(logFile, 'a');
+  server = track(spawn(binary, ['serve', '--config', config, '--db', dbPath, '--port', String(port),
+    '--threads', String(threads)], { stdio: ['ignore', log, log],
+    env: { ...process.env, BULLETED_PROCEDURE_RATE: '0', BULLETED_QUERY_BYTES: '0' } }));
+  await waitFor('the server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
+}
+const base = () => `http://127.0.0.1:${port}`;
+const { query, call, ok, expectError } = appviewClient(base, aliceToken);
+const streamUrl = (repo, cursor) => `${base()}/xrpc/app.bulleted.streamChanges?repo=${repo}` +
+  (cursor === undefined ? '' : `&cursor=${cursor}`);
+async function metric(name) {
+  const text = await (await fetch(`${base()}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]);
+const create = async (text, repo = alice) => (await ok(call('createNode', { repo, text }))).rkey;
+// getChanges' pages from a cursor to the end, as {id, op, rkey, text}.
+async function changesSince(repo, cursor) {
+  const out = [];
+  for (;;) {
+    const page = await ok(query('getChanges', { repo, cursor, limit: 1000 }));
+    if (page.changes.length === 0) return out;
+    out.push(...page.changes.map((c) => `${c.op} ${c.rkey} ${c.node?.text ?? ''}`));
+    cursor = page.cursor;
+  }
+}
+// The CLI, run without blocking this process (its streams keep reading).
+const run = (args) => new Promise((resolve, reject) => {
+  const child = spawn(binary, args, { stdio: 'ignore' });
+  child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args[0]} exited ${code}`))));
+});
+const asChanges = (events) => events.filter((e) => e.event === 'change')
+  .map((e) => `${e.data.op} ${e.data.rkey} ${e.data.node?.text ?? ''}`);
+
+try {
+  await startServer({ streamBufferBytes: 4096, streamStallSeconds: 1 });
+
+  await runner.test('a stream from now: its start, then every change in order with its cursor as the id', async () => {
+    const stream = openEventStream(streamUrl(alice));
+    await stream.until('the start', (events) => events.length === 1);
+    assertEqual(stream.status, 200, 'status');
+    assert(stream.headers['content-type'].startsWith('text/event-stream'), 'content type');
+    assertEqual([stream.headers['cache-control'], stream.headers['x-accel-buffering'],
+      stream.headers['access-control-allow-origin']], ['no-store', 'no', '*'], 'headers');
+    assertEqual(stream.events[0].event, 'cursor', 'the first event says where it starts');
+    const start = stream.events[0].id;
+    const a = await create('one');
+    const b = await create('two');
+    await ok(call('updateNode', { repo: alice, rkey: a, text: 'one, edited' }));
+    await ok(call('deleteNode', { repo: alice, rkey: b }));
+    await stream.until('four changes', (events) => events.filter((e) => e.event === 'change').length === 4);
+    const ids = stream.changes().map((e) => e.id);
+    assert(ids.every((id, i) => id > (i === 0 ? start : ids[i - 1])), `ids strictly increase: ${ids}`);
+    assertEqual(asChanges(stream.events), [`upsert ${a} one`, `upsert ${b} two`, `upsert ${a} one, edited`,
+      `delete ${b} `], 'the changes');
+    stream.close();
+  });
+
+  await runner.test('Last-Event-ID (over cursor) and cursor resume across a disconnect: nothing lost, nothing twice', async () => {
+    const start = (await ok(query('getChanges', { repo: alice, latest: true }))).cursor;
+    const first = openEventStream(streamUrl(alice, start));
+    for (let i = 0; i < 3; i++) await create(`before ${i}`);
+    await first.until('three', (events) => first.changes().length === 3);
+    const seen = first.lastId();
+    first.close();
+    await first.ended;
+    for (let i = 0; i < 4; i++) await create(`while away ${i}`);
+    const want = await changesSince(alice, seen);
+    assertEqual(want.length, 4, 'getChanges has the four made while away');
+    // EventSource's reconnect: the URL it was opened with (an older cursor)
+    // and the id it last saw, which wins.
+    const again = openEventStream(streamUrl(alice, start), { 'last-event-id': String(seen) });
+    await again.until('the four', () => again.changes().length >= 4);
+    await create('after');
+    await again.until('and the next', () => again.changes().length === 5);
+    assertEqual(asChanges(again.events).slice(0, 4), want, 'exactly what came after, as getChanges has it');
+    const byCursor = openEventStream(streamUrl(alice, seen));
+    await byCursor.until('the five', () => byCursor.changes().length === 5);
+    assertEqual(asChanges(byCursor.events), asChanges(again.events), 'cursor resumes the same way');
+    again.close();
+    byCursor.close();
+  });
+
+  await runner.test('a cursor from the future: an error event ends the stream; getChanges says 400 FutureCursor', async () => {
+    const stream = openEventStream(streamUrl(alice, 1_000_000_000));
+    assertEqual(await stream.ended, 'end', 'the answer ends');
+    assertEqual(stream.events.map((e) => [e.event, e.data.error]), [['error', 'FutureCursor']], 'one error event');
+    expectError(await query('getChanges', { repo: alice, cursor: 1_000_000_000 }), 400, 'FutureCursor');
+    expectError(await query('streamChanges', { repo: alice, cursor: 'nope' }), 400, 'InvalidRequest');
+  });
+
+  await runner.test('an import by the CLI (another process on the file) reaches open streams', async () => {
+    const stream = openEventStream(streamUrl(alice));
+    await stream.until('the start', (events) => events.length === 1);
+    const file = path.join(workdir, 'cli.opml');
+    const items = Array.from({ length: 50 }, (_, i) => `<outline text="imported ${i}"/>`).join('');
+    fs.writeFileSync(file, `<?xml version="1.0"?><opml version="2.0"><body>${items}</body></opml>`);
+    await run(['import', file, '--repo', alice, '--db', dbPath]);
+    await stream.until('fifty imported', () => stream.changes().length >= 50);
+    const texts = stream.changes().map((e) => e.data.node.text);
+    assertEqual(texts.filter((t) => t.startsWith('imported')).length, 50, 'each imported node once');
+    stream.close();
+  });
+
+  await runner.test('past eight streams from one client, its oldest ends with TooManyStreams', async () => {
+    const streams = [];
+    for (let i = 0; i < 9; i++) {
+      streams.push(openEventStream(streamUrl(alice)));
+      await streams[i].until(`stream ${i}`, (events) => events.length === 1);
+    }
+    assertEqual(await streams[0].ended, 'end', 'the oldest ended');
+    assertEqual(streams[0].events.at(-1).data.error, 'TooManyStreams', 'told why');
+    await create('the eight still follow');
+    for (const s of streams.slice(1)) await s.until('the change', () => s.changes().length === 1);
+    await waitFor('counted', async () => (await metric('bulleted_streams_closed_total{reason="replaced"}')) >= 1);
+    for (const s of streams) s.close();
+  });
+
+  await runner.test('clients that never read are closed and counted; readers get everything; memory stays bounded', async () => {
+    const before = rssKiB();
+    // From addresses of their own (the per-client limit is not what this
+    // tests): each reads its stream's first event, then never reads again.
+    const silent = await Promise.all(Array.from({ length: 8 }, (_, i) => new Promise((resolve) => {
+      const socket = net.connect({ port, host: '127.0.0.1', localAddress: `127.0.0.${10 + i}` });
+      socket.on('error', () => {});
+      socket.write(`GET /xrpc/app.bulleted.streamChanges?repo=${alice} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      let head = '';
+      const started = (chunk) => {
+        head += chunk.toString('latin1');
+        if (!head.includes('event: cursor')) return;
+        socket.off('data', started);
+        socket.pause();  // the kernel's buffers fill, then the server's
+        resolve(socket);
+      };
+      socket.on('data', started);
+    })));
+    const reader = openEventStream(streamUrl(alice));
+    await reader.until('the start', (events) => events.length === 1);
+    // More than the kernel's socket buffers hold, as one import (8 KB texts).
+    const file = path.join(workdir, 'big.opml');
+    const text = 'x'.repeat(8000);
+    fs.writeFileSync(file, `<?xml version="1.0"?><opml version="2.0"><body>${
+      Array.from({ length: 3000 }, (_, i) => `<outline text="${i} ${text}"/>`).join('')}</body></opml>`);
+    await run(['import', file, '--repo', alice, '--db', dbPath]);
+    await waitFor('the silent streams closed as stalled',
+      async () => (await metric('bulleted_streams_closed_total{reason="stalled"}')) >= 8, 120000, 200);
+    // The import's 3000 nodes (under the root it makes), each once.
+    const imported = () => new Set(reader.changes().filter((e) => / x+$/.test(e.data.node?.text ?? ''))
+      .map((e) => e.data.rkey));
+    await reader.until('the reader has all 3000', () => imported().size === 3000, 120000);
+    assertEqual(reader.changes().length, 3001, 'nothing twice');
+    const grown = rssKiB() - before;
+    // 8 x 24 MB of events were refused, not queued.
+    assert(grown < 96 * 1024, `RSS grew ${grown} KiB`);
+    assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'health');
+    reader.close();
+    for (const s of silent) s.destroy();
+  });
+
+  await runner.test('shutdown ends every stream with ServerShutdown and a retry, then the server stops', async () => {
+    const streams = [openEventStream(streamUrl(alice)), openEventStream(streamUrl(bob))];
+    for (const s of streams) await s.until('open', (events) => events.length === 1);
+    const exited = new Promise((resolve) => server.once('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    for (const s of streams) {
+      assertEqual(await s.ended, 'end', 'ended by the server');
+      const last = s.events.at(-1);
+      assertEqual([last.event, last.data.name], ['info', 'ServerShutdown'], 'told');
+      assert(last.retry >= 1000 && last.retry <= 5000, `retry ${last.retry}`);
+    }
+    assertEqual(await exited, 0, 'a clean exit');
+  });
+
+  await startServer({ streamsPerClient: 1000, maxStreams: 1000 }, 2);
+
+  await runner.test('a thousand idle streams hold no worker and little memory; past maxStreams: 503 TooManyStreams', async () => {
+    const before = rssKiB();
+    const streams = [];
+    for (let i = 0; i < 1000; i++) streams.push(openEventStream(streamUrl(i % 2 ? alice : bob)));
+    await waitFor('a thousand open', async () => (await metric('bulleted_streams_open')) === 1000, 60000, 100);
+    // Two workers, a thousand streams: requests are still answered.
+    assertEqual((await query('getChanges', { repo: alice, latest: true })).status, 200, 'a query');
+    assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'health');
+    const perStream = (rssKiB() - before) / 1000;
+    assert(perStream <= 32, `${perStream.toFixed(1)} KiB of RSS per idle stream`);
+    expectError(await query('streamChanges', { repo: alice }), 503, 'TooManyStreams');
+    await create('to a thousand');
+    for (const s of streams.filter((_, i) => i % 2)) await s.until('the change', () => s.changes().length === 1);
+    for (const s of streams) s.close();
+    await waitFor('all closed', async () => (await metric('bulleted_streams_open')) === 0, 60000, 200);
+  });
+} finally {
+  if (server) await stopProcess(server);
+}
+process.exit(runner.finish());
