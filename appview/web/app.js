@@ -1,35 +1,32 @@
 // The reference outliner: a frontend like any other, talking to the app view
 // only through XRPC. Record data is only ever set as text (textContent,
-// attributes through the DOM), never parsed as HTML. This module follows
-// changes, navigates, signs in, imports and exports; client.js, outline.js
-// and edit.js hold the rest, over the pure modules text.js, queue.js and
-// keys.js.
+// attributes through the DOM), never parsed as HTML. This module applies
+// changes made elsewhere, navigates, signs in, imports and exports;
+// client.js, outline.js, edit.js, search.js and live.js (which follows the
+// change stream) hold the rest, over the pure modules text.js, queue.js,
+// keys.js, found.js and stream.js.
 import { $, call, canEdit, outlineRoot, query, say, state, xrpc } from './client.js';
 import { elementOf, focusText, groupOf, loadGroup, refreshGroup, showFound, updateElement } from './outline.js';
 import { place } from './edit.js';
+import { follow, stop as stopFollowing } from './live.js';
 import { edits } from './queue.js';
 import { resetSearch, setUpSearch } from './search.js';
 
-// ---- following changes made elsewhere
+// ---- following changes made elsewhere (live.js)
 
-async function follow() {
-  if (!state.repo || state.cursor === null) return;
-  const generation = state.generation;
+// Applies changes read from a stream or getChanges: a bullet edited in
+// place is updated; the groups a change touches that are on the page are
+// read again.
+async function applyChanges(changes) {
   const parents = new Set();
-  for (;;) {
-    const page = await query('getChanges', { repo: state.repo, cursor: state.cursor, limit: 100 });
-    if (generation !== state.generation) return;
-    for (const change of page.changes) {
-      const before = state.nodes.get(change.rkey);
-      if (before) parents.add(before.parent ?? null);
-      if (change.node) {
-        parents.add(change.node.parent ?? null);
-        const li = elementOf(change.rkey);
-        if (li && before && (before.parent ?? null) === (change.node.parent ?? null)) updateElement(li, change.node);
-      }
+  for (const change of changes) {
+    const before = state.nodes.get(change.rkey);
+    if (before) parents.add(before.parent ?? null);
+    if (change.node) {
+      parents.add(change.node.parent ?? null);
+      const li = elementOf(change.rkey);
+      if (li && before && (before.parent ?? null) === (change.node.parent ?? null)) updateElement(li, change.node);
     }
-    state.cursor = page.cursor;
-    if (page.changes.length < 100) break;
   }
   for (const parent of parents) {
     if (parent === null && state.zoom !== null) continue;
@@ -37,8 +34,7 @@ async function follow() {
   }
   if (state.editing) focusText(state.editing);
 }
-// In the edits' queue, so that a refresh never lands inside an edit.
-setInterval(() => edits.enqueue(() => follow().catch((err) => say(`Not following changes: ${err.message}`, true))), 2000);
+const liveHooks = { apply: applyChanges, reread: () => open() };
 
 // ---- navigation
 
@@ -52,6 +48,7 @@ async function open() {
   $('zoom-title').classList.add('hidden');
   $('tools').classList.toggle('hidden', !who);
   if (!who) {
+    stopFollowing();
     state.repo = null;
     say('Open an outline by DID or handle.');
     return;
@@ -62,10 +59,14 @@ async function open() {
     if (generation !== state.generation) return;
     state.zoom = zoom ? decodeURIComponent(zoom) : null;
     $('repo-input').value = id;
-    state.cursor = (await query('getChanges', { repo: state.repo, latest: true })).cursor;
+    // Listening before the cursor is read: nothing made after it is missed.
+    const following = follow(liveHooks);
+    const { cursor } = await query('getChanges', { repo: state.repo, latest: true });
+    if (generation !== state.generation) return;
     if (state.zoom) await showZoom(generation);
     await loadGroup(state.zoom, outlineRoot());
     if (generation !== state.generation) return;
+    following.ready(cursor);
     if (state.focusAfterOpen) {
       showFound(state.focusAfterOpen);
       state.focusAfterOpen = null;
@@ -74,6 +75,7 @@ async function open() {
     document.querySelector('label[for="import-file"]').classList.toggle('hidden', !canEdit());
     say(canEdit() ? 'Editing.' : 'Read-only: sign in to edit.');
   } catch (err) {
+    if (generation === state.generation) stopFollowing();
     say(`${err.error ?? 'Error'}: ${err.message}`, true);
   }
 }

@@ -24,9 +24,13 @@ const token = execFileSync(binary, ['token', 'create', '--did', did, '--db', dbP
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const log = fs.openSync(path.join(workdir, 'appview-web.log'), 'a');
-const server = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--handle-resolver', info.pdsUrl],
-  { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0' } }));
-await waitFor('the server', async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, 15000);
+let server;
+async function startServer() {
+  server = track(spawn(binary, ['serve', '--db', dbPath, '--port', String(port), '--handle-resolver', info.pdsUrl],
+    { stdio: ['ignore', log, log], env: { ...process.env, BULLETED_PROCEDURE_RATE: '0' } }));
+  await waitFor('the server', async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok, 15000);
+}
+await startServer();
 
 // The API, as the checks read it.
 const api = async (method, params) => {
@@ -302,19 +306,62 @@ try {
     await waitFor('the import root in the page', async () => (await shown(page)).length === before + 1, 10000);
   });
 
-  await runner.test('a second browser context sees the first one\'s edits within seconds', async () => {
+  await runner.test('a second browser context sees edits, new bullets, moves and deletes as they are made, without polling', async () => {
     const other = await browser.createBrowserContext();
     const second = await newPage(other);
+    const asked = [];
+    second.on('request', (r) => asked.push(r.url()));
     await second.goto(`${base}/#/${did}`);
     await waitFor('the second context', async () => (await shown(second)).includes('two edited'), 10000);
+    await waitFor('its stream open', () => asked.some((u) => u.includes('streamChanges')), 10000);
+    const pollsBefore = asked.filter((u) => u.includes('getChanges')).length;
     await focusEnd(page, 'three');
     await page.keyboard.type(' (changed)');
     await waitFor('the change in the second context', async () => (await shown(second)).includes('three (changed)'), 15000);
-    // And a structural change: a new bullet at the top level.
+    // A structural change: a new bullet at the top level.
     await page.keyboard.press('Enter');
     await page.keyboard.type('from the first');
     await waitFor('the new bullet in the second context', async () => (await shown(second)).includes('from the first'), 15000);
+    // A move (made elsewhere: through the API) and a delete.
+    const moved = await nodeByText('from the first');
+    await post('moveNode', { rkey: moved.rkey, parentRkey: one.rkey, position: 'first' });
+    await waitFor('the move in the second context', async () => !(await shown(second)).includes('from the first'), 15000);
+    const doomed = await post('createNode', { text: 'short-lived' });
+    await waitFor('the short-lived bullet', async () => (await shown(second)).includes('short-lived'), 15000);
+    await post('deleteNode', { rkey: doomed.rkey });
+    await waitFor('the delete in the second context', async () => !(await shown(second)).includes('short-lived'), 15000);
+    assertEqual(asked.filter((u) => u.includes('getChanges')).length, pollsBefore, 'no getChanges request meanwhile');
     await second.screenshot({ path: path.join(shots, 'outline-1280.png') });
+
+    // A second tab of that browser shares the first tab's stream.
+    const third = await newPage(other);
+    third.on('request', (r) => asked.push(r.url()));
+    await third.goto(`${base}/#/${did}`);
+    await waitFor('the second tab', async () => (await shown(third)).includes('three (changed)'), 10000);
+    const shared = await post('createNode', { text: 'seen by both tabs' });
+    await waitFor('both tabs', async () => (await shown(second)).includes('seen by both tabs') &&
+      (await shown(third)).includes('seen by both tabs'), 15000);
+    assertEqual(asked.filter((u) => u.includes('streamChanges')).length, 1, 'one stream for the two tabs');
+    await post('deleteNode', { rkey: shared.rkey });
+
+    // A restart cuts the stream; an edit made while it was down (the CLI, on
+    // the file) arrives once the stream resumes.
+    const quietUntil = problems.length;
+    await stopProcess(server);
+    await waitFor('offline shown', () => second.evaluate(() => document.body.classList.contains('offline')), 15000);
+    const file = path.join(workdir, 'while-down.txt');
+    fs.writeFileSync(file, '- made while the server was down\n');
+    execFileSync(binary, ['import', file, '--repo', did, '--format', 'text', '--db', dbPath], { stdio: 'ignore' });
+    await startServer();
+    await waitFor('back online', () => second.evaluate(() => !document.body.classList.contains('offline')), 30000);
+    // What the browser logs of requests refused while the server was down
+    // is expected; nothing else is.
+    const whileDown = problems.splice(quietUntil);
+    assertEqual(whileDown.filter((p) => !/ERR_CONNECTION_REFUSED|Failed to load resource|EventSource/.test(p)), [],
+      'no other problem while the server was down');
+    await waitFor('the edit made while down', async () =>
+      (await shown(second)).some((t) => t.startsWith('Imported')) && (await shown(third)).some((t) => t.startsWith('Imported')), 30000);
+
     await second.setViewport({ width: 320, height: 720 });
     await second.reload();
     await waitFor('the narrow page', async () => (await shown(second)).length > 0, 10000);
