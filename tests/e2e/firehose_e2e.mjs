@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess,
-  testNetworkEnv, waitFor, waitForConnection,
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, sleep, startAppview, startPds,
+  stopProcess, testNetworkEnv, waitFor, waitForConnection,
 } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
@@ -92,7 +92,24 @@ const admin = `Basic ${Buffer.from(`admin:${info.adminPassword}`).toString('base
 try {
   await startIndexer();
 
-  await runner.test('follows creates, updates, moves, deletes and batches', async () => {
+  // A change stream of the app view on `did`, from now.
+  const follow = async (did) => {
+    const stream = openEventStream(`http://127.0.0.1:${indexerPort}/xrpc/app.bulleted.streamChanges?repo=${did}`);
+    await stream.until('the stream open', (events) => events.length > 0);
+    return stream;
+  };
+  // What a stream's changes fold to: rkey -> cid, as the index has them.
+  const folded = (stream) => {
+    const state = new Map();
+    for (const e of stream.changes()) {
+      if (e.data.op === 'delete') state.delete(e.data.rkey);
+      else state.set(e.data.rkey, e.data.node.cid);
+    }
+    return [...state].map(([rkey, cid]) => ({ rkey, cid })).sort((a, b) => (a.rkey < b.rkey ? -1 : 1));
+  };
+
+  await runner.test('follows creates, updates, moves, deletes and batches (and its change streams tell them)', async () => {
+    const aliceStream = await follow(alice.did);
     await create(alice, 'root', node('Root', { sortKey: 'a0' }));
     await create(alice, 'child1', node('Child 1', { sortKey: 'a0', parent: uri(alice.did, 'root') }));
     await create(alice, 'child2', node('Child 2', { sortKey: 'a1', parent: uri(alice.did, 'root') }));
@@ -129,6 +146,13 @@ try {
     db.close();
     assertEqual(intruder.grp, `at://${alice.did}#unattached`, 'a parent in another repo files nothing there');
     assertEqual(bad, { sort_key: '~', sort_key_raw: 'a00' }, 'a malformed sortKey is kept and sorts last');
+    // The stream, opened before the first write, folds to the index.
+    await aliceStream.until('the stream to fold to the index',
+      () => JSON.stringify(folded(aliceStream)) === JSON.stringify(indexed(alice.did)));
+    const ids = aliceStream.changes().map((e) => e.id);
+    assert(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'ids strictly increase');
+    assert(aliceStream.changes().some((e) => e.data.op === 'delete' && e.data.rkey === 'child1'), 'the delete told');
+    aliceStream.close();
   });
 
   await runner.test('search follows the PDS: new words found, old ones not, deleted gone, a moved subtree under its new root only', async () => {
@@ -285,7 +309,10 @@ try {
     }
   });
 
-  await runner.test('takedown and deactivation hide a repo, reactivation restores it', async () => {
+  await runner.test('takedown and deactivation hide a repo, reactivation restores it (streams told each status)', async () => {
+    const streams = { alice: await follow(alice.did), bob: await follow(bob.did) };
+    const told = (stream) => stream.events.filter((e) => e.event === 'info' && e.data.name === 'RepoStatus')
+      .map((e) => e.data.status);
     const before = indexed(bob.did).length;
     assert(before > 0, 'bob has nodes');
     const shown = await visibleTopLevel(bob.did);
@@ -305,6 +332,12 @@ try {
     await xrpc.ok('com.atproto.server.activateAccount', { token: alice.accessJwt, method: 'POST' });
     await waitFor('alice active', () => repoStatus(alice.did) === 'active');
     await converged();
+    await streams.bob.until('bob\'s statuses', () => told(streams.bob).length === 2);
+    assertEqual(told(streams.bob), ['takendown', 'active'], 'bob\'s stream');
+    await streams.alice.until('alice\'s statuses', () => told(streams.alice).length === 2);
+    assertEqual(told(streams.alice), ['deactivated', 'active'], 'alice\'s stream');
+    streams.alice.close();
+    streams.bob.close();
   });
 
   await runner.test('deleting an account removes its nodes', async () => {

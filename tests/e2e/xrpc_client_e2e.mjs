@@ -179,6 +179,7 @@ try {
     await fails('NotFound', 'getWindow', () => q('getWindow', { repo: alice, anchor: 'nosuchnode' }));
     await fails('NotFound', 'getPosition', () => q('getPosition', { repo: alice, rkey: 'nosuchnode' }));
     await fails('NotFound', 'getImportJob', () => q('getImportJob', { id: 'nosuchjob' }));
+    await fails('FutureCursor', 'getChanges', () => q('getChanges', { repo: alice, cursor: '999999999' }));
     await fails('NotFound', 'exportOutline', () => q('exportOutline', { repo: alice, root: 'nosuchnode', format: 'text' }));
     await fails('InvalidRequest', 'getChildren', () => q('getChildren', { repo: 'not a did' }));
     await fails('InvalidRequest', 'searchNodes', () => q('searchNodes', { repo: alice, q: '-only' }));
@@ -233,6 +234,14 @@ try {
         assert(exposed.includes(name), `${url}: ${name} exposed`);
       }
     }
+    // A change stream's answer too, and its refusals.
+    const abort = new AbortController();
+    const stream = await fetch(`${server.base}/xrpc/app.bulleted.streamChanges?repo=${alice}`,
+      { headers: { Origin: 'https://outliner.example' }, signal: abort.signal });
+    assertEqual([stream.status, stream.headers.get('access-control-allow-origin')], [200, '*'], 'a stream is readable');
+    assert(stream.headers.get('content-type').startsWith('text/event-stream'), 'an event stream');
+    abort.abort();
+    await fails('InvalidRequest', 'streamChanges', () => q('streamChanges', { repo: alice, cursor: 'nope' }));
     // A refusal decided before the body is read carries them too.
     const refused = await fetch(`${server.base}/xrpc/app.bulleted.createNode`, { method: 'POST',
       headers: { Origin: 'https://outliner.example', 'content-type': 'application/json' }, body: '{}' });
@@ -297,8 +306,10 @@ try {
   });
 
   await runner.test('every method of the lexicons was called through the client', async () => {
+    // streamChanges answers an event stream, which this client reads to
+    // its end: browsers follow it with EventSource (tests/e2e/streams_e2e.mjs).
     const methods = docs.filter((d) => d.id.startsWith('app.bulleted.') && ['query', 'procedure'].includes(d.defs.main?.type))
-      .map((d) => d.id.slice('app.bulleted.'.length));
+      .map((d) => d.id.slice('app.bulleted.'.length)).filter((m) => m !== 'streamChanges');
     const missing = methods.filter((m) => !calls.has(m));
     assertEqual(missing, [], 'methods never answered successfully');
   });
