@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  Runner, appviewClient, assert, assertEqual, freePort, openEventStream, stopProcess, track, waitFor,
+  Runner, appviewClient, assert, assertEqual, freePort, openEventStream, startNginx, stopProcess, track, waitFor,
 } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
@@ -21,6 +21,7 @@ const alice = 'did:plc:alicestreamtest';
 const bob = 'did:plc:bobstreamtest';
 const token = (did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
 const aliceToken = token(alice);
+const bobToken = token(bob);
 const runner = new Runner();
 let port;
 let server;
@@ -49,7 +50,8 @@ async function metric(name) {
   return line ? Number(line.split(' ')[1]) : 0;
 }
 const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]);
-const create = async (text, repo = alice) => (await ok(call('createNode', { repo, text }))).rkey;
+const create = async (text, repo = alice) =>
+  (await ok(call('createNode', { repo, text }, { as: repo === bob ? bobToken : aliceToken }))).rkey;
 // getChanges' pages from a cursor to the end, as {id, op, rkey, text}.
 async function changesSince(repo, cursor) {
   const out = [];
@@ -224,6 +226,26 @@ try {
     for (const s of streams.filter((_, i) => i % 2)) await s.until('the change', () => s.changes().length === 1);
     for (const s of streams) s.close();
     await waitFor('all closed', async () => (await metric('bulleted_streams_open')) === 0, 60000, 200);
+  });
+  await runner.test('through deploy/nginx.conf\'s location: events pass as they are written, and resume', async () => {
+    const nginxPort = await freePort();
+    const nginx = await startNginx(workdir, port, nginxPort);
+    try {
+      const url = `http://127.0.0.1:${nginxPort}/xrpc/app.bulleted.streamChanges?repo=${bob}`;
+      const stream = openEventStream(url);
+      await stream.until('the start', (events) => events.length === 1);
+      await create('through the proxy', bob);
+      await stream.until('the change, while the stream is open', () => stream.changes().length === 1);
+      const seen = stream.lastId();
+      stream.close();
+      await create('while away from the proxy', bob);
+      const again = openEventStream(url, { 'last-event-id': String(seen) });
+      await again.until('resumed', () => again.changes().length === 1);
+      assertEqual(again.changes()[0].data.node.text, 'while away from the proxy', 'exactly what came after');
+      again.close();
+    } finally {
+      await stopProcess(nginx);
+    }
   });
 } finally {
   if (server) await stopProcess(server);
