@@ -26,6 +26,7 @@ ROOMS = [
     "appview/signin",
     "appview/write",
     "appview/imports",
+    "appview/live",        # change streams
     "appview/xrpc",
     "appview/cli",
     "appview/main.cpp",
