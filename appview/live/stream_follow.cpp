@@ -121,7 +121,15 @@ void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
       if (stream.behind) due.try_emplace(stream.repo, std::nullopt);
     }
   }
-  for (const auto& [repo, at] : due) serve(repo, at);
+  // Small groups first: a repo with one follower is not kept waiting behind
+  // the writes of one with a thousand.
+  std::vector<std::pair<std::size_t, const std::string*>> order;
+  for (const auto& [repo, at] : due) {
+    auto group = groups_.find(repo);
+    order.emplace_back(group == groups_.end() ? 0 : group->second.streams.size(), &repo);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [size, repo] : order) serve(*repo, due.at(*repo));
   std::vector<std::string> beats;
   for (const auto& [repo, group] : groups_) {
     if (group.next_heartbeat <= started) beats.push_back(repo);
