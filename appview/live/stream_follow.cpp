@@ -72,7 +72,12 @@ void StreamFollower::add(StreamRequest request, std::shared_ptr<HeldAnswer> answ
   stream.status = *status;
   stream.cursor = stream.last_id = request.cursor.value_or(*sequence);
   Group& group = groups_[stream.repo];
-  if (group.streams.size() == 1) group.next_heartbeat = now() + limits_.heartbeat;
+  if (group.streams.size() == 1) {
+    // The first beat within the period, at random: groups opened together
+    // (a restart's reconnects) do not all beat in one turn.
+    std::uniform_int_distribution<std::int64_t> within(0, limits_.heartbeat.count());
+    group.next_heartbeat = now() + std::chrono::milliseconds(within(random_));
+  }
   // Past its client's limit, the client's oldest stream ends (a reloaded
   // page never locks its user out).
   auto& mine = clients_[stream.client];

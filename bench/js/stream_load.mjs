@@ -8,7 +8,11 @@
 // clients polling getChanges every 2 s under the same writes: requests a
 // second, server CPU and the latency a user sees. With --stall K, K of the
 // largest repo's streams stop reading for a while (RSS and closes).
-// Usage: node stream_load.mjs --binary B --workdir D [--streams N] [--seconds S] [--rate R] [--stall K] [--poll 0|1]
+// --spread repos (the default) gives every written repo the same share of
+// the writes (71 repos: the largest gets 1/71); --spread kinds gives each
+// kind of repo a third (the largest alone a third: a fan-out stress).
+// Usage: node stream_load.mjs --binary B --workdir D [--streams N] [--seconds S] [--rate R] [--stall K]
+//        [--poll 0|1] [--spread repos|kinds]
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,6 +28,7 @@ const seconds = Number(args.seconds ?? 30);
 const rate = Number(args.rate ?? 200);
 const stall = Number(args.stall ?? 0);
 const poll = (args.poll ?? '1') === '1';
+const spread = args.spread ?? 'repos';
 fs.mkdirSync(workdir, { recursive: true });
 const dbPath = path.join(workdir, 'streams.db');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -128,6 +133,8 @@ function write(kind, repo, n) {
   request.end(body);
 }
 const errors = { writes: 0, streams: 0, polls: 0 };
+const targets = [...written.big.map((r) => ['big', r]), ...written.ten.map((r) => ['ten', r]),
+  ...written.one.map((r) => ['one', r])];
 async function writeFor(ms) {
   const kinds = ['big', 'ten', 'one'];
   const started = now();
@@ -135,9 +142,14 @@ async function writeFor(ms) {
   while (now() - started < ms) {
     const due = Math.floor(((now() - started) / 1000) * rate);
     while (n < due) {
-      const kind = kinds[n % 3];
-      const list = written[kind];
-      if (list.length > 0) write(kind, list[Math.floor(n / 3) % list.length], n);
+      if (spread === 'kinds') {
+        const kind = kinds[n % 3];
+        const list = written[kind];
+        if (list.length > 0) write(kind, list[Math.floor(n / 3) % list.length], n);
+      } else {
+        const [kind, repo] = targets[n % targets.length];
+        write(kind, repo, n);
+      }
       n++;
     }
     await sleep(5);
@@ -183,7 +195,7 @@ async function health() {
   return Math.round(Math.max(...times) * 10) / 10;
 }
 
-const result = { streams: N, subscribers: { big, ten: tens * 10, one: ones }, rate, seconds };
+const result = { streams: N, subscribers: { big, ten: tens * 10, one: ones }, rate, seconds, spread };
 await sleep(1000);
 const rssBefore = rssKiB();
 const openStarted = now();
