@@ -10,6 +10,8 @@ namespace bulleted::appview {
 namespace {
 
 constexpr int kPageChanges = 1000;
+// The pages streams behind read a turn, in all (repos take turns).
+constexpr std::size_t kCatchUpPages = 8;
 
 std::string error_data(std::string_view name, std::string_view message) {
   return R"({"error":")" + std::string(name) + R"(","message":")" + std::string(message) + "\"}";
@@ -121,11 +123,6 @@ void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
   } else {
     told_.insert(told.begin(), told.end());
   }
-  if (behind_ > 0) {
-    for (const auto& [serial, stream] : streams_) {
-      if (stream.behind) due.try_emplace(stream.repo, std::nullopt);
-    }
-  }
   // Small groups first: a repo with one follower is not kept waiting behind
   // the writes of one with a thousand.
   std::vector<std::pair<std::size_t, const std::string*>> order;
@@ -135,6 +132,27 @@ void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
   }
   std::sort(order.begin(), order.end());
   for (const auto& [size, repo] : order) serve(*repo, due.at(*repo));
+  // Then streams behind (catching up, or refilled after their client took
+  // what was queued): a few pages a turn, repos in turn, so that catch-up
+  // (which an anonymous client may ask for) never starves the changes being
+  // made now.
+  if (behind_ > 0) {
+    std::vector<std::string> behind;
+    for (const auto& [serial, stream] : streams_) {
+      if (!stream.behind || due.contains(stream.repo)) continue;
+      if (stream.full && stream.answer->queued() >= limits_.buffer_bytes) continue;
+      if (behind.empty() || behind.back() != stream.repo) behind.push_back(stream.repo);
+    }
+    std::sort(behind.begin(), behind.end());
+    behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
+    auto next = std::upper_bound(behind.begin(), behind.end(), caught_up_last_);
+    std::size_t pages = kCatchUpPages;
+    for (std::size_t i = 0; i < behind.size() && pages > 0; ++i) {
+      if (next == behind.end()) next = behind.begin();
+      caught_up_last_ = *next++;
+      serve(caught_up_last_, std::nullopt, &pages);
+    }
+  }
   std::vector<std::string> beats;
   for (const auto& [repo, group] : groups_) {
     if (group.next_heartbeat <= started) beats.push_back(repo);
@@ -162,23 +180,20 @@ bool StreamFollower::others_committed(const std::map<std::int64_t, std::int64_t>
   return others;
 }
 
-void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_point> told_at) {
+void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_point> told_at,
+                           std::size_t* catch_up) {
   auto found = groups_.find(repo);
   if (found == groups_.end()) return;
-  auto status = repo_status(repo);
-  if (!status) return;
-  // Streams at one cursor share each page's read and text.
+  // Streams at one cursor share each page's read and text. One whose client
+  // has not taken what is queued is read no further (it costs no reads).
   std::map<std::int64_t, std::vector<Stream*>> at;
+  std::vector<Stream*> open;
   for (std::uint64_t serial : found->second.streams) {
     Stream& stream = streams_.at(serial);
     if (stream.answer->over()) continue;
-    if (stream.status != *status) {
-      std::string text;
-      sse_event(text, -1, "info", R"({"name":"RepoStatus","status":")" + *status + "\"}");
-      stream.answer->write(text);
-      stream.status = *status;
-    }
-    if (stream.answer->queued() >= limits_.buffer_bytes) {
+    open.push_back(&stream);
+    stream.full = stream.answer->queued() >= limits_.buffer_bytes;
+    if (stream.full) {
       set_behind(stream, true);
       continue;
     }
@@ -187,42 +202,50 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
     stream.full_since.reset();
     at[stream.cursor].push_back(&stream);
   }
+  if (catch_up != nullptr && at.empty()) return;
+  auto status = repo_status(repo);
+  if (!status) return;
+  for (Stream* stream : open) {
+    if (stream->status == *status) continue;
+    std::string text;
+    sse_event(text, -1, "info", R"({"name":"RepoStatus","status":")" + *status + "\"}");
+    stream->answer->write(text);
+    stream->status = *status;
+  }
+  // One page a cursor a turn: what is left is read on the next turns.
   for (auto& [cursor, readers] : at) {
-    std::int64_t from = cursor;
-    while (!readers.empty()) {
-      auto page = store_->read().changes(repo, std::to_string(from), kPageChanges,
-                                         limits_.buffer_bytes / 2);
-      if (!page) {
-        spdlog::warn("change streams: cannot read {}'s changes: {}", repo, page.error().message);
-        break;
-      }
-      if (page->changes.empty()) {
-        for (Stream* stream : readers) set_behind(*stream, false);
-        break;
-      }
-      std::string text;
-      std::string data;
-      for (const auto& change : page->changes) {
-        data.clear();
-        writer_(data, change);
-        sse_event(text, change.seq, "change", data);
-      }
-      const std::int64_t last = page->changes.back().seq;
-      const auto count = static_cast<std::int64_t>(page->changes.size());
-      const double waited =
-          told_at ? std::chrono::duration<double>(Clock::now() - *told_at).count() : -1;
-      std::erase_if(readers, [&](Stream* stream) {
-        if (!stream->answer->write(text)) return true;
-        stream->cursor = stream->last_id = last;
-        counters_.events += count;
-        if (waited >= 0) counters_.delivered(waited, count);
-        const bool full = stream->answer->queued() >= limits_.buffer_bytes;
-        set_behind(*stream, full);
-        return full;
-      });
-      // What was told is delivered with the first page; the rest is catch-up.
-      told_at.reset();
-      from = last;
+    if (catch_up != nullptr) {
+      if (*catch_up == 0) break;  // the rest stay behind, for the next turns
+      --*catch_up;
+    }
+    auto page = store_->read().changes(repo, std::to_string(cursor), kPageChanges,
+                                       limits_.buffer_bytes / 2);
+    if (!page) {
+      spdlog::warn("change streams: cannot read {}'s changes: {}", repo, page.error().message);
+      continue;
+    }
+    if (page->changes.empty()) {
+      for (Stream* stream : readers) set_behind(*stream, false);
+      continue;
+    }
+    std::string text;
+    std::string data;
+    for (const auto& change : page->changes) {
+      data.clear();
+      writer_(data, change);
+      sse_event(text, change.seq, "change", data);
+    }
+    const std::int64_t last = page->changes.back().seq;
+    const auto count = static_cast<std::int64_t>(page->changes.size());
+    const double waited =
+        told_at ? std::chrono::duration<double>(Clock::now() - *told_at).count() : -1;
+    for (Stream* stream : readers) {
+      if (!stream->answer->write(text)) continue;
+      stream->cursor = stream->last_id = last;
+      counters_.events += count;
+      if (waited >= 0) counters_.delivered(waited, count);
+      // There may be more: read on (the next read finds none, or the rest).
+      set_behind(*stream, true);
     }
   }
 }

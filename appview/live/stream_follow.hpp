@@ -53,7 +53,8 @@ class StreamFollower {
     std::int64_t last_id = 0;  // the last event id written (ids only grow)
     std::string status;        // the repo status the stream last heard
     std::optional<Clock::time_point> full_since;  // queued past the bound since
-    bool behind = false;
+    bool behind = false;  // there may be more to read for it
+    bool full = false;    // its client has not taken what is queued
   };
   struct Group {
     std::vector<std::uint64_t> streams;
@@ -63,8 +64,11 @@ class StreamFollower {
   StreamFollower(std::unique_ptr<schema::Store> store, const StreamLimits& limits,
                  ChangeStreams::ChangeWriter writer, StreamCounters& counters);
   Clock::time_point now() const { return clock_ ? clock_() : Clock::now(); }
-  // The streams of `repo` read and write what is new after their cursors.
-  void serve(const std::string& repo, std::optional<Clock::time_point> told_at);
+  // The streams of `repo` read a page of what is new after their cursors
+  // and write it. With `catch_up`, only when one of them may be written to,
+  // and no more pages than it holds (it is taken from).
+  void serve(const std::string& repo, std::optional<Clock::time_point> told_at,
+             std::size_t* catch_up = nullptr);
   void heartbeat(const std::string& repo);
   // Whether commits other than those told were made since the last poll.
   bool others_committed(const std::map<std::int64_t, std::int64_t>& told);
@@ -84,6 +88,7 @@ class StreamFollower {
   std::map<std::string, std::deque<std::uint64_t>> clients_;        // oldest first
   std::map<std::int64_t, std::int64_t> told_;                       // commits told, not yet polled
   std::uint64_t next_serial_ = 1;
+  std::string caught_up_last_;  // the repo the last catch-up read (they take turns)
   std::size_t behind_ = 0;
   std::int64_t polled_ = 0;  // the change sequence the last poll read
   Clock::time_point next_poll_;

@@ -88,8 +88,12 @@ HttpResponse Api::call(const HttpRequest& request, const ApiMethod& method, cons
     call.answer_bytes = static_cast<std::size_t>(grant.units);
   }
   // A public method's service-auth JWT is verified before its handler runs
-  // (the handler of a kSelf method verifies it when it asks who calls).
-  if (method.auth == Auth::kPublic && !unavailable(context_, method)) {
+  // (the handler of a kSelf method verifies it when it asks who calls). A
+  // change stream opens in a lane of one worker that never waits on another
+  // host: its JWT had admission's checks (all but a signature whose key is
+  // not cached), and grants nothing a stream of public data could use.
+  if (method.auth == Auth::kPublic && method.answer != AnswerBound::kHeld &&
+      !unavailable(context_, method)) {
     if (auto token = bearer_token(request); token && looks_like_jwt(*token)) {
       if (auto verified = caller(request, method.nsid); !verified) {
         return error_response(verified.error());

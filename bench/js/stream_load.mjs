@@ -112,8 +112,8 @@ function arrived(rkey, kind) {
 
 // ---- writes at `rate` a second, a third to each kind of repo
 const writer = new http.Agent({ keepAlive: true, maxSockets: 32 });
-function write(kind, repo, n) {
-  const body = JSON.stringify({ repo, text: `load ${n}` });
+function write(kind, repo, n, pad = '') {
+  const body = JSON.stringify({ repo, text: `load ${n}${pad}` });
   const request = http.request(`${base}/xrpc/app.bulleted.createNode`, { method: 'POST', agent: writer,
     headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body),
       authorization: `Bearer ${tokens.get(repo)}` } }, (response) => {
@@ -135,14 +135,18 @@ function write(kind, repo, n) {
 const errors = { writes: 0, streams: 0, polls: 0 };
 const targets = [...written.big.map((r) => ['big', r]), ...written.ten.map((r) => ['ten', r]),
   ...written.one.map((r) => ['one', r])];
-async function writeFor(ms) {
+// `only`: every write to the largest repo, each text padded to `pad` bytes.
+async function writeFor(ms, { only = null, pad = 0 } = {}) {
+  const padding = pad > 0 ? ` ${'x'.repeat(pad)}` : '';
   const kinds = ['big', 'ten', 'one'];
   const started = now();
   let n = 0;
   while (now() - started < ms) {
     const due = Math.floor(((now() - started) / 1000) * rate);
     while (n < due) {
-      if (spread === 'kinds') {
+      if (only) {
+        write(only, written[only][0], n, padding);
+      } else if (spread === 'kinds') {
         const kind = kinds[n % 3];
         const list = written[kind];
         if (list.length > 0) write(kind, list[Math.floor(n / 3) % list.length], n);
@@ -235,12 +239,14 @@ result.stream = {
 };
 
 if (stall > 0) {
-  // K of the largest repo's streams stop reading while the writes go on.
+  // K of the largest repo's streams stop reading while it gets every write,
+  // 4 KB each (past the kernel's socket buffers within seconds), for longer
+  // than limits.streamStallSeconds.
   const quiet = streams.filter((s) => s.kind === 'big').slice(0, stall);
   for (const s of quiet) { s.response.pause(); s.response.socket.pause(); }
   const rss0 = rssKiB();
   latency = { big: new Latency(), ten: new Latency(), one: new Latency() };
-  await writeFor(40000);
+  await writeFor(45000, { only: 'big', pad: 4000 });
   result.stall = {
     stopped_reading: quiet.length, rss_before_mib: Math.round(rss0 / 1024), rss_after_mib: Math.round(rssKiB() / 1024),
     closed_stalled: await metric('bulleted_streams_closed_total{reason="stalled"}'),

@@ -258,7 +258,10 @@ TEST_F(StreamFollowTest, CatchUpRunsInPagesUnderTheBufferBoundWithNothingTwice) 
   ASSERT_EQ(ids.size(), 2500u);
   for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], static_cast<std::int64_t>(i + 1));
   EXPECT_GT(turns, 10) << "in pages, not at once";
+  EXPECT_TRUE(follower_->any_behind()) << "until a read finds nothing more";
+  turn();
   EXPECT_FALSE(follower_->any_behind());
+  EXPECT_EQ(change_ids(*answer).size(), 2500u);
 }
 
 TEST_F(StreamFollowTest, AClientThatStopsReadingIsClosedAfterTheStallAndCostsNoReads) {
@@ -295,6 +298,25 @@ TEST_F(StreamFollowTest, AReaderWhoseRefillsKeepItPastTheBoundIsNotStalled) {
   }
   EXPECT_FALSE(answer->ended) << "eight seconds past the bound at every sweep, and still reading";
   EXPECT_EQ(change_ids(*answer).size(), 20u);
+}
+
+TEST_F(StreamFollowTest, CatchUpTakesTurnsAndNeverDelaysALiveChange) {
+  std::vector<schema::RecordOp> ops;
+  for (int i = 0; i < 3000; ++i) ops.push_back(upsert({.did = "did:plc:bob", .rkey = "n" + std::to_string(i)}));
+  turn(apply(std::move(ops)));  // told: nothing to search for
+  // Twenty catching up from the start of bob's 3000 changes, each on a
+  // cursor of its own, and one following alice live.
+  std::vector<std::shared_ptr<RecordingAnswer>> behind;
+  for (int i = 0; i < 20; ++i) behind.push_back(open(i, "did:plc:bob", "10.0.0." + std::to_string(i)));
+  auto live = open(std::nullopt);
+  turn();
+  turn(apply({upsert({.rkey = "now"})}));
+  EXPECT_EQ(change_ids(*live).size(), 1u) << "the live change, in the turn it was told";
+  std::size_t progressed = 0;
+  for (const auto& answer : behind) progressed += change_ids(*answer).empty() ? 0 : 1;
+  EXPECT_LT(progressed, 20u) << "not every catch-up in one turn";
+  for (int i = 0; i < 200; ++i) turn();
+  for (const auto& answer : behind) EXPECT_EQ(change_ids(*answer).size(), 3000u - (&answer - &behind[0]));
 }
 
 TEST_F(StreamFollowTest, AClientGoneIsForgottenAtTheSweep) {
