@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,7 +63,6 @@ struct StoreOptions {
   // Told of each commit (set_commit_listener; change streams follow them).
   std::function<void(const CommitNotice&)> on_commit;
 };
-
 
 class Store {
  public:

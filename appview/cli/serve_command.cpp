@@ -17,8 +17,8 @@
 #include "appview/imports/job_sinks.hpp"
 #include "appview/logging.hpp"
 #include "appview/xrpc/api.hpp"
-#include "appview/xrpc/views.hpp"
 #include "appview/xrpc/faults.hpp"
+#include "appview/xrpc/views.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/cid.hpp"
 #include "firehose/consumer/consumer.hpp"
@@ -109,6 +109,20 @@ std::optional<appview::StreamLimits> stream_limits(const appview::Config& config
       files.rlim_cur, fits, limits.total);
   limits.total = fits;
   return limits;
+}
+
+// Change streams, following every commit of this process (and, by
+// polling, of others on the same file); null when they cannot start.
+std::unique_ptr<appview::ChangeStreams> start_streams(const appview::Config& config) {
+  auto limits = stream_limits(config);
+  if (!limits) return nullptr;
+  auto streams = std::make_unique<appview::ChangeStreams>(config.db_path, config.busy_timeout_ms,
+                                                          *limits, appview::write_change);
+  if (auto r = streams->start(); !r) {
+    spdlog::error("cannot follow the index for change streams: {}", r.error().message);
+    return nullptr;
+  }
+  return streams;
 }
 
 // The configuration, the log it asks for, and the index opened (its
@@ -251,16 +265,9 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   auto set = set_up(argv, err);
   if (auto* status = std::get_if<int>(&set)) return *status;
   auto& [config, store] = std::get<Setup>(set);
-  auto limits = stream_limits(*config);
-  if (!limits) return 2;
-  // Change streams follow every commit of this process (and, by polling,
-  // of others on the same file).
-  appview::ChangeStreams streams(config->db_path, config->busy_timeout_ms, *limits,
-                                 appview::write_change);
-  if (auto r = streams.start(); !r) {
-    spdlog::error("cannot follow the index for change streams: {}", r.error().message);
-    return 1;
-  }
+  auto started_streams = start_streams(*config);
+  if (!started_streams) return 1;
+  appview::ChangeStreams& streams = *started_streams;
   auto told = [&streams](const schema::CommitNotice& notice) { streams.committed(notice); };
 
   // Every fetch a request makes to a host the network (or a caller) names

@@ -12,8 +12,8 @@
 namespace bulleted::appview {
 
 std::string_view to_string(StreamEnd end) {
-  static constexpr std::string_view kNames[kStreamEnds] = {
-      "client", "stalled", "replaced", "future_cursor", "shutdown", "failed"};
+  static constexpr std::string_view kNames[kStreamEnds] = {"client",        "stalled",  "replaced",
+                                                           "future_cursor", "shutdown", "failed"};
   return kNames[static_cast<std::size_t>(end)];
 }
 
@@ -169,8 +169,8 @@ void ChangeStreams::run() {
       // Streams behind (catching up, or waiting for their client to take
       // what is queued) are looked at often; otherwise a tick drives the
       // heartbeats, the polls and the sweep.
-      const auto tick = follower.any_behind() ? std::chrono::milliseconds(10)
-                                              : std::chrono::milliseconds(100);
+      const auto tick =
+          follower.any_behind() ? std::chrono::milliseconds(10) : std::chrono::milliseconds(100);
       state_->wake.wait_for(lock, tick, [&] {
         return state_->stopping || !state_->incoming.empty() || !state_->woken.empty();
       });

@@ -86,15 +86,16 @@ void StreamFollower::add(StreamRequest request, std::shared_ptr<HeldAnswer> answ
   while (mine.size() > limits_.per_client) {
     std::string text;
     sse_event(text, -1, "error",
-              error_data("TooManyStreams", "this client opened more streams than "
-                                           "limits.streamsPerClient; the oldest ends"));
+              error_data("TooManyStreams",
+                         "this client opened more streams than "
+                         "limits.streamsPerClient; the oldest ends"));
     close(mine.front(), StreamEnd::kReplaced, text);
   }
   if (!request.cursor) {
     // Where it starts: a reconnect before any change resumes from here.
     std::string text;
-    sse_event(text, stream.last_id, "cursor", R"({"cursor":")" + std::to_string(stream.last_id) +
-                                                  "\"}");
+    sse_event(text, stream.last_id, "cursor",
+              R"({"cursor":")" + std::to_string(stream.last_id) + "\"}");
     stream.answer->write(text);
   }
   set_behind(stream, true);  // reads what came after its cursor on this turn

@@ -49,12 +49,12 @@ class StreamFollower {
     std::string repo;
     std::string client;
     std::shared_ptr<HeldAnswer> answer;
-    std::int64_t cursor = 0;   // every change of the repo up to here was written
-    std::int64_t last_id = 0;  // the last event id written (ids only grow)
-    std::string status;        // the repo status the stream last heard
+    std::int64_t cursor = 0;                      // every change of the repo up to here was written
+    std::int64_t last_id = 0;                     // the last event id written (ids only grow)
+    std::string status;                           // the repo status the stream last heard
     std::optional<Clock::time_point> full_since;  // queued past the bound since
-    bool behind = false;  // there may be more to read for it
-    bool full = false;    // its client has not taken what is queued
+    bool behind = false;                          // there may be more to read for it
+    bool full = false;                            // its client has not taken what is queued
   };
   struct Group {
     std::vector<std::uint64_t> streams;
@@ -84,9 +84,9 @@ class StreamFollower {
   StreamCounters& counters_;
   std::function<Clock::time_point()> clock_;
   std::map<std::uint64_t, Stream> streams_;
-  std::map<std::string, Group> groups_;                             // by repo
-  std::map<std::string, std::deque<std::uint64_t>> clients_;        // oldest first
-  std::map<std::int64_t, std::int64_t> told_;                       // commits told, not yet polled
+  std::map<std::string, Group> groups_;                       // by repo
+  std::map<std::string, std::deque<std::uint64_t>> clients_;  // oldest first
+  std::map<std::int64_t, std::int64_t> told_;                 // commits told, not yet polled
   std::uint64_t next_serial_ = 1;
   std::string caught_up_last_;  // the repo the last catch-up read (they take turns)
   std::size_t behind_ = 0;

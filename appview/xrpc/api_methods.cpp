@@ -417,8 +417,8 @@ std::optional<HttpResponse> unavailable(const AppContext& context, const ApiMeth
         Error{ErrorCode::kMethodNotImplemented, std::string(method.nsid) + " is not served here"});
   }
   if (method.needs == Needs::kStreams && context.services.streams == nullptr) {
-    return error_response(Error{ErrorCode::kMethodNotImplemented,
-                                std::string(method.nsid) + " is not served here"});
+    return error_response(
+        Error{ErrorCode::kMethodNotImplemented, std::string(method.nsid) + " is not served here"});
   }
   if (method.needs == Needs::kImports && context.services.imports == nullptr) {
     return error_response(Error{ErrorCode::kMethodNotImplemented,

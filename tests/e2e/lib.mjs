@@ -321,14 +321,15 @@ export function appviewClient(base, defaultToken = null) {
 // A server-sent-event stream read over plain HTTP (as EventSource would,
 // without its reconnects): `events` fills as they arrive ({ id, event, data,
 // retry }, data parsed as JSON); `until(what, check)` waits on them; `ended`
-// resolves when the server ends the answer; close() leaves.
-export function openEventStream(url, headers = {}) {
+// resolves when the server ends the answer; close() leaves. `localAddress`
+// opens it from another loopback address (another client, for the limits).
+export function openEventStream(url, headers = {}, { localAddress } = {}) {
   const events = [];
   let status = 0;
   let responseHeaders = {};
   let request;
   const ended = new Promise((resolve) => {
-    request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false }, (response) => {
+    request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false, localAddress }, (response) => {
       status = response.statusCode;
       responseHeaders = response.headers;
       response.setEncoding('utf8');

@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, listRecords, sleep, startAppview, startPds, stopProcess,
-  waitFor, waitForConnection,
+  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, listRecords, openEventStream, sleep, startAppview, startPds,
+  stopProcess, waitFor, waitForConnection,
 } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
@@ -103,7 +103,9 @@ try {
   const top = [];
   const under = {};
 
-  await runner.test('an outline built with every kind of intent reads back at once, in order', async () => {
+  await runner.test('an outline built with every kind of intent reads back at once, in order (and its stream tells each write)', async () => {
+    const stream = openEventStream(`${base}/xrpc/app.bulleted.streamChanges?repo=${alice.did}`);
+    await stream.until('the stream open', (events) => events.length > 0);
     // Top level: appends, a prepend, an index, after, before, after+before.
     for (const text of ['one', 'two', 'three']) top.push((await create({ text })).json.rkey);
     const first = await create({ text: 'zero', position: 'first' });
@@ -137,6 +139,12 @@ try {
     }
     assertEqual((await children(alice.did)).map((n) => n.rkey), top, 'top level order');
     assertEqual((await children(alice.did, top[0])).map((n) => n.rkey), under[top[0]], 'children order');
+    // Every write made through the PDS reached the stream, in order.
+    const made = [...top, ...Object.values(under).flat()];
+    await stream.until('every write on the stream', () => made.every((rkey) => stream.changes().some((e) => e.data.rkey === rkey)));
+    const ids = stream.changes().map((e) => e.id);
+    assert(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'ids strictly increase');
+    stream.close();
   });
 
   await runner.test('moves, updates and a subtree delete go to the PDS', async () => {

@@ -71,7 +71,7 @@ const asChanges = (events) => events.filter((e) => e.event === 'change')
   .map((e) => `${e.data.op} ${e.data.rkey} ${e.data.node?.text ?? ''}`);
 
 try {
-  await startServer({ streamBufferBytes: 4096, streamStallSeconds: 1 });
+  await startServer({ streamBufferBytes: 65536, streamStallSeconds: 1 });
 
   await runner.test('a stream from now: its start, then every change in order with its cursor as the id', async () => {
     const stream = openEventStream(streamUrl(alice));
@@ -134,7 +134,8 @@ try {
     const items = Array.from({ length: 50 }, (_, i) => `<outline text="imported ${i}"/>`).join('');
     fs.writeFileSync(file, `<?xml version="1.0"?><opml version="2.0"><body>${items}</body></opml>`);
     await run(['import', file, '--repo', alice, '--db', dbPath]);
-    await stream.until('fifty imported', () => stream.changes().length >= 50);
+    await stream.until('fifty imported',
+      () => stream.changes().filter((e) => e.data.node?.text.startsWith('imported')).length >= 50);
     const texts = stream.changes().map((e) => e.data.node.text);
     assertEqual(texts.filter((t) => t.startsWith('imported')).length, 50, 'each imported node once');
     stream.close();
@@ -193,6 +194,34 @@ try {
     assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'health');
     reader.close();
     for (const s of silent) s.destroy();
+  });
+
+  await runner.test('one client on four connections opening and dropping streams, and catching up from the start, does not stall others', async () => {
+    // Another client, whose streams the churn's client cannot replace.
+    const watcher = openEventStream(streamUrl(bob), {}, { localAddress: '127.0.0.50' });
+    await watcher.until('the start', (events) => events.length === 1);
+    const openBefore = await metric('bulleted_streams_open');
+    let opened = 0;
+    const churn = async () => {
+      for (let i = 0; i < 250; i++) {
+        // From the very start of alice's changes (thousands), then gone.
+        const s = openEventStream(streamUrl(alice, 0));
+        await s.until('a first page', () => s.changes().length > 0, 30000).catch(() => {});
+        opened++;
+        s.close();
+      }
+    };
+    const attack = Promise.all([churn(), churn(), churn(), churn()]);
+    for (let i = 0; i < 5; i++) {
+      await create(`while attacked ${i}`, bob);
+      assertEqual((await fetch(`${base()}/healthz`)).status, 200, 'health');
+    }
+    await watcher.until('every change of bob meanwhile', () => watcher.changes().length === 5);
+    await attack;
+    assertEqual(opened, 1000, 'a thousand streams opened and dropped');
+    // The dropped streams are found gone (at their next write) and forgotten.
+    await waitFor('the dropped streams forgotten', async () => (await metric('bulleted_streams_open')) <= openBefore, 60000, 250);
+    watcher.close();
   });
 
   await runner.test('shutdown ends every stream with ServerShutdown and a retry, then the server stops', async () => {

@@ -2,11 +2,12 @@
 // each stream is written (ids, events, data), resumption, the limits, the
 // heartbeat, other processes' commits, status changes, stalls and shutdown.
 // Answers are recording stand-ins whose queue the test controls.
+#include "appview/live/stream_follow.hpp"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "appview/live/stream_follow.hpp"
 #include "appview/xrpc/views.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -286,7 +287,8 @@ TEST_F(StreamFollowTest, AReaderWhoseRefillsKeepItPastTheBoundIsNotStalled) {
   follower_ = make({.buffer_bytes = 4096, .stall = std::chrono::seconds(1)});
   std::vector<schema::RecordOp> ops;
   const std::string text(6000, 'x');  // each event alone is past the bound
-  for (int i = 0; i < 40; ++i) ops.push_back(upsert({.rkey = "n" + std::to_string(i), .text = text}));
+  for (int i = 0; i < 40; ++i)
+    ops.push_back(upsert({.rkey = "n" + std::to_string(i), .text = text}));
   apply(std::move(ops));
   auto answer = open(0);
   answer->holding = true;
@@ -302,12 +304,14 @@ TEST_F(StreamFollowTest, AReaderWhoseRefillsKeepItPastTheBoundIsNotStalled) {
 
 TEST_F(StreamFollowTest, CatchUpTakesTurnsAndNeverDelaysALiveChange) {
   std::vector<schema::RecordOp> ops;
-  for (int i = 0; i < 3000; ++i) ops.push_back(upsert({.did = "did:plc:bob", .rkey = "n" + std::to_string(i)}));
+  for (int i = 0; i < 3000; ++i)
+    ops.push_back(upsert({.did = "did:plc:bob", .rkey = "n" + std::to_string(i)}));
   turn(apply(std::move(ops)));  // told: nothing to search for
   // Twenty catching up from the start of bob's 3000 changes, each on a
   // cursor of its own, and one following alice live.
   std::vector<std::shared_ptr<RecordingAnswer>> behind;
-  for (int i = 0; i < 20; ++i) behind.push_back(open(i, "did:plc:bob", "10.0.0." + std::to_string(i)));
+  for (int i = 0; i < 20; ++i)
+    behind.push_back(open(i, "did:plc:bob", "10.0.0." + std::to_string(i)));
   auto live = open(std::nullopt);
   turn();
   turn(apply({upsert({.rkey = "now"})}));
@@ -316,7 +320,8 @@ TEST_F(StreamFollowTest, CatchUpTakesTurnsAndNeverDelaysALiveChange) {
   for (const auto& answer : behind) progressed += change_ids(*answer).empty() ? 0 : 1;
   EXPECT_LT(progressed, 20u) << "not every catch-up in one turn";
   for (int i = 0; i < 200; ++i) turn();
-  for (const auto& answer : behind) EXPECT_EQ(change_ids(*answer).size(), 3000u - (&answer - &behind[0]));
+  for (const auto& answer : behind)
+    EXPECT_EQ(change_ids(*answer).size(), 3000u - (&answer - &behind[0]));
 }
 
 TEST_F(StreamFollowTest, AClientGoneIsForgottenAtTheSweep) {
