@@ -3,12 +3,14 @@
 // neighbours by fault injection, equal keys, concurrency), moves, deletes,
 // operators' endpoints and SIGTERM during writes.
 // Usage: ./node22 ../api_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Runner, appviewClient, assert, assertEqual, freePort, sleep, stopProcess, track, waitFor } from './lib.mjs';
+import {
+  Runner, appviewClient, assert, assertEqual, freePort, localTokens, sleep, stopProcess, track, waitFor,
+} from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const Database = require('./pds/node_modules/better-sqlite3');
@@ -18,9 +20,7 @@ fs.mkdirSync(workdir, { recursive: true });
 const dbPath = path.join(workdir, 'api.db');
 const alice = 'did:plc:aliceapitest';
 const bob = 'did:plc:bobapitest';
-const token = (did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
-const aliceToken = token(alice);
-const bobToken = token(bob);
+const [aliceToken, bobToken] = localTokens(binary, dbPath, [alice, bob]);
 const runner = new Runner();
 let port;
 let server;

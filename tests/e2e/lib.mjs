@@ -184,6 +184,11 @@ export function makeCertificate(dir, name) {
 }
 
 // Starts `bulleted-appview serve` with the given flags; stderr goes to logFile.
+// A local-mode token for each DID, made by the CLI on the database at dbPath.
+export function localTokens(binary, dbPath, dids) {
+  return dids.map((did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim());
+}
+
 // Test networks live on 127.0.0.1: the addresses their DID documents and
 // redirects give are http and loopback, which only this setting allows.
 export const testNetworkEnv = () => ({ ...process.env, BULLETED_ALLOW_PRIVATE_ADDRESSES: '1' });

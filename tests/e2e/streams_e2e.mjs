@@ -6,12 +6,13 @@
 // counted), idle streams that hold no worker and little memory, health
 // throughout, and shutdown telling every stream.
 // Usage: ./node22 ../streams_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  Runner, appviewClient, assert, assertEqual, freePort, openEventStream, startNginx, stopProcess, track, waitFor,
+  Runner, appviewClient, assert, assertEqual, freePort, localTokens, openEventStream, startNginx, stopProcess, track,
+  waitFor,
 } from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
@@ -19,13 +20,9 @@ fs.mkdirSync(workdir, { recursive: true });
 const dbPath = path.join(workdir, 'streams.db');
 const alice = 'did:plc:alicestreamtest';
 const bob = 'did:plc:bobstreamtest';
-const token = (did) => execFileSync(binary, ['token', 'create', '--did', did, '--db', dbPath], { encoding: 'utf8' }).trim();
-const aliceToken = token(alice);
-const bobToken = token(bob);
+const [aliceToken, bobToken] = localTokens(binary, dbPath, [alice, bob]);
 const runner = new Runner();
-let port;
-let server;
-let logFile;
+let port, server, logFile;
 
 // limits: the stream settings of this run (a small buffer and stall, so
 // that a client that never reads is closed soon).
