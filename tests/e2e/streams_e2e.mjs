@@ -26,7 +26,7 @@ let port, server, logFile;
 
 // limits: the stream settings of this run (a small buffer and stall, so
 // that a client that never reads is closed soon).
-async function startServer(limits, threads = 2) {
+async function startServer(limits, threads = 2, env = { BULLETED_QUERY_BYTES: '0' }) {
   port = await freePort();
   const config = path.join(workdir, `config-${port}.json`);
   fs.writeFileSync(config, JSON.stringify({ limits }));
@@ -34,7 +34,7 @@ async function startServer(limits, threads = 2) {
   const log = fs.openSync(logFile, 'a');
   server = track(spawn(binary, ['serve', '--config', config, '--db', dbPath, '--port', String(port),
     '--threads', String(threads)], { stdio: ['ignore', log, log],
-    env: { ...process.env, BULLETED_PROCEDURE_RATE: '0', BULLETED_QUERY_BYTES: '0' } }));
+    env: { ...process.env, BULLETED_PROCEDURE_RATE: '0', ...env } }));
   await waitFor('the server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 15000);
 }
 const base = () => `http://127.0.0.1:${port}`;
@@ -68,7 +68,9 @@ const asChanges = (events) => events.filter((e) => e.event === 'change')
   .map((e) => `${e.data.op} ${e.data.rkey} ${e.data.node?.text ?? ''}`);
 
 try {
-  await startServer({ streamBufferBytes: 65536, streamStallSeconds: 1 });
+  // A query budget of 4 MiB a minute per address: streams are not charged
+  // to it (one of them below carries 24 MB).
+  await startServer({ streamBufferBytes: 65536, streamStallSeconds: 1 }, 2, { BULLETED_QUERY_BYTES: String(4 << 20) });
 
   await runner.test('a stream from now: its start, then every change in order with its cursor as the id', async () => {
     const stream = openEventStream(streamUrl(alice));
@@ -122,6 +124,16 @@ try {
     assertEqual(stream.events.map((e) => [e.event, e.data.error]), [['error', 'FutureCursor']], 'one error event');
     expectError(await query('getChanges', { repo: alice, cursor: 1_000_000_000 }), 400, 'FutureCursor');
     expectError(await query('streamChanges', { repo: alice, cursor: 'nope' }), 400, 'InvalidRequest');
+  });
+
+  await runner.test('an import through the API (the server\'s import runner) reaches open streams', async () => {
+    const stream = openEventStream(streamUrl(bob));
+    await stream.until('the start', (events) => events.length === 1);
+    const items = Array.from({ length: 20 }, (_, i) => `- through the API ${i}`).join('\n');
+    await ok(call('importOutline', { repo: bob, format: 'text', content: items }, { as: bobToken }));
+    await stream.until('twenty imported',
+      () => stream.changes().filter((e) => e.data.node?.text.startsWith('through the API')).length >= 20);
+    stream.close();
   });
 
   await runner.test('an import by the CLI (another process on the file) reaches open streams', async () => {
@@ -185,6 +197,8 @@ try {
       .map((e) => e.data.rkey));
     await reader.until('the reader has all 3000', () => imported().size === 3000, 120000);
     assertEqual(reader.changes().length, 3001, 'nothing twice');
+    assertEqual((await query('getChanges', { repo: alice, latest: true })).status, 200,
+      'the 24 MB the stream carried were not charged to the query budget');
     const grown = rssKiB() - before;
     // 8 x 24 MB of events were refused, not queued.
     assert(grown < 96 * 1024, `RSS grew ${grown} KiB`);

@@ -11,6 +11,7 @@
 
 #include "ordering/order_key.hpp"
 #include "schema/sqlite.hpp"
+#include "tests/support/loopback_port.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/store_internals.hpp"
 
@@ -192,6 +193,38 @@ TEST(KeysCommand, ValidateReportsEachKey) {
             "ok\ninvalid: fraction ends in '0'\n"
             "invalid: integer part shorter than its head says (3 bytes)\nok\n");
   EXPECT_EQ(run("keys validate a0 a1V").status, 0);
+}
+
+// Serve under an open-files limit of 1,500 (hard, so it cannot be raised),
+// for at most `seconds`: its exit status (124 when it was still running)
+// and its log.
+CommandResult serve_with_few_files(const std::string& env, int seconds) {
+  char dir[] = "/tmp/bulleted-cli-files-XXXXXX";
+  if (mkdtemp(dir) == nullptr) return {-1, ""};
+  const std::string command = "sh -c 'ulimit -Sn 1500 && ulimit -Hn 1500 && " + env +
+                              " exec timeout " + std::to_string(seconds) + " " + BULLETED_BINARY +
+                              " serve --db " + dir + "/index.db --port " +
+                              std::to_string(bulleted::testing::free_loopback_port()) + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buffer;
+  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  std::filesystem::remove_all(dir);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+TEST(ServeCommand, AnExplicitMaxStreamsThatCannotFitTheOpenFilesLimitRefusesToStart) {
+  const CommandResult r = serve_with_few_files("BULLETED_MAX_STREAMS=5000", 10);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("limits.maxStreams is 5000"), std::string::npos) << r.out;
+}
+
+TEST(ServeCommand, TheDefaultMaxStreamsIsLoweredToFitWithAWarning) {
+  const CommandResult r = serve_with_few_files("", 3);
+  EXPECT_EQ(r.status, 124) << "it started, and ran until stopped: " << r.out;
+  EXPECT_NE(r.out.find("leaves room for 476 change streams, not 10000"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace
