@@ -76,9 +76,9 @@ struct ChangeStreams::State {
   std::atomic<bool> closed{false};
   std::atomic<std::size_t> pending{0};  // opened, not yet taken up
   std::vector<std::pair<StreamRequest, std::shared_ptr<HeldAnswer>>> incoming;
-  std::map<std::string, Clock::time_point> woken;  // repo -> its first notice
-  std::map<std::int64_t, std::int64_t> told;       // commits told: from -> to
-  std::unique_ptr<StreamFollower> follower;        // the thread's own
+  std::map<std::string, RepoTold> woken;      // repos told of since the last turn
+  std::map<std::int64_t, std::int64_t> told;  // commits told: from -> to
+  std::unique_ptr<StreamFollower> follower;   // the thread's own
 };
 
 ChangeStreams::ChangeStreams(std::string db_path, int busy_timeout_ms, StreamLimits limits,
@@ -151,7 +151,10 @@ void ChangeStreams::committed(const schema::CommitNotice& notice) {
   const auto now = Clock::now();
   {
     std::lock_guard lock(state_->mutex);
-    for (const auto& [did, seq] : notice.repos) state_->woken.try_emplace(did, now);
+    for (const auto& [did, seq] : notice.repos) {
+      auto [it, first] = state_->woken.try_emplace(did, RepoTold{now, seq});
+      if (!first) it->second.seq = std::max(it->second.seq, seq);
+    }
     if (notice.to > notice.from) state_->told[notice.from] = notice.to;
   }
   state_->wake.notify_one();
@@ -161,7 +164,7 @@ void ChangeStreams::run() {
   StreamFollower& follower = *state_->follower;
   while (true) {
     std::vector<std::pair<StreamRequest, std::shared_ptr<HeldAnswer>>> incoming;
-    std::map<std::string, Clock::time_point> woken;
+    std::map<std::string, RepoTold> woken;
     std::map<std::int64_t, std::int64_t> told;
     bool stopping = false;
     {

@@ -67,6 +67,13 @@ struct StreamCounters {
   void render(std::string& out) const;
 };
 
+// A repo's commits told since the last turn: when first, and the change
+// sequence the last reached (0 for a status alone).
+struct RepoTold {
+  std::chrono::steady_clock::time_point at;
+  std::int64_t seq = 0;
+};
+
 // What one stream follows.
 struct StreamRequest {
   std::string repo;

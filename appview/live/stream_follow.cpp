@@ -10,8 +10,6 @@ namespace bulleted::appview {
 namespace {
 
 constexpr int kPageChanges = 1000;
-// The pages streams behind read a turn, in all (repos take turns).
-constexpr std::size_t kCatchUpPages = 8;
 
 std::string error_data(std::string_view name, std::string_view message) {
   return R"({"error":")" + std::string(name) + R"(","message":")" + std::string(message) + "\"}";
@@ -111,11 +109,11 @@ void StreamFollower::set_behind(Stream& stream, bool behind) {
   }
 }
 
-void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
+void StreamFollower::turn(const std::map<std::string, RepoTold>& woken,
                           const std::map<std::int64_t, std::int64_t>& told) {
   const auto started = now();
-  std::map<std::string, std::optional<Clock::time_point>> due;
-  for (const auto& [repo, at] : woken) due[repo] = at;
+  std::map<std::string, std::optional<RepoTold>> due;
+  for (const auto& [repo, told_of] : woken) due[repo] = told_of;
   if (started >= next_poll_) {
     next_poll_ = started + limits_.poll;
     if (others_committed(told)) {
@@ -140,18 +138,19 @@ void StreamFollower::turn(const std::map<std::string, Clock::time_point>& woken,
   if (behind_ > 0) {
     std::vector<std::string> behind;
     for (const auto& [serial, stream] : streams_) {
-      if (!stream.behind || due.contains(stream.repo)) continue;
+      if (!stream.behind) continue;
       if (stream.full && stream.answer->queued() >= limits_.buffer_bytes) continue;
       if (behind.empty() || behind.back() != stream.repo) behind.push_back(stream.repo);
     }
     std::sort(behind.begin(), behind.end());
     behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
     auto next = std::upper_bound(behind.begin(), behind.end(), caught_up_last_);
-    std::size_t pages = kCatchUpPages;
-    for (std::size_t i = 0; i < behind.size() && pages > 0; ++i) {
+    CatchUp budget;
+    for (std::size_t i = 0; i < behind.size() && budget.pages > 0 && budget.reads > 0; ++i) {
       if (next == behind.end()) next = behind.begin();
       caught_up_last_ = *next++;
-      serve(caught_up_last_, std::nullopt, &pages);
+      auto told = due.find(caught_up_last_);
+      serve(caught_up_last_, told == due.end() ? std::nullopt : told->second, &budget);
     }
   }
   std::vector<std::string> beats;
@@ -181,8 +180,8 @@ bool StreamFollower::others_committed(const std::map<std::int64_t, std::int64_t>
   return others;
 }
 
-void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_point> told_at,
-                           std::size_t* catch_up) {
+void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told,
+                           CatchUp* catch_up) {
   auto found = groups_.find(repo);
   if (found == groups_.end()) return;
   // Streams at one cursor share each page's read and text. One whose client
@@ -198,6 +197,9 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
       set_behind(stream, true);
       continue;
     }
+    // Catching up is paced (a few pages a turn): a change told now does not
+    // read for a stream still far behind.
+    if (catch_up == nullptr && stream.behind) continue;
     // Under the bound: whatever the sweep saw, the client took what was
     // queued (a reader whose refills keep it near the bound is not stalled).
     stream.full_since.reset();
@@ -216,8 +218,9 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
   // One page a cursor a turn: what is left is read on the next turns.
   for (auto& [cursor, readers] : at) {
     if (catch_up != nullptr) {
-      if (*catch_up == 0) break;  // the rest stay behind, for the next turns
-      --*catch_up;
+      // The rest stay behind, for the next turns.
+      if (catch_up->pages == 0 || catch_up->reads == 0) break;
+      --catch_up->reads;
     }
     auto page = store_->read().changes(repo, std::to_string(cursor), kPageChanges,
                                        limits_.buffer_bytes / 2);
@@ -229,6 +232,7 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
       for (Stream* stream : readers) set_behind(*stream, false);
       continue;
     }
+    if (catch_up != nullptr) --catch_up->pages;
     std::string text;
     std::string data;
     for (const auto& change : page->changes) {
@@ -239,14 +243,17 @@ void StreamFollower::serve(const std::string& repo, std::optional<Clock::time_po
     const std::int64_t last = page->changes.back().seq;
     const auto count = static_cast<std::int64_t>(page->changes.size());
     const double waited =
-        told_at ? std::chrono::duration<double>(Clock::now() - *told_at).count() : -1;
+        told ? std::chrono::duration<double>(Clock::now() - told->at).count() : -1;
+    // Past what was told, nothing more is known to be there; short of it
+    // (or not told), there may be more: read on (the next read finds none,
+    // or the rest).
+    const bool reached = told && told->seq > 0 && last >= told->seq;
     for (Stream* stream : readers) {
       if (!stream->answer->write(text)) continue;
       stream->cursor = stream->last_id = last;
       counters_.events += count;
       if (waited >= 0) counters_.delivered(waited, count);
-      // There may be more: read on (the next read finds none, or the rest).
-      set_behind(*stream, true);
+      set_behind(*stream, !reached);
     }
   }
 }

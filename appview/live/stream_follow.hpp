@@ -30,11 +30,12 @@ class StreamFollower {
   // Takes up a stream: FutureCursor ends it; past its client's limit the
   // client's oldest ends; from now it is told the cursor it starts at.
   void add(StreamRequest request, std::shared_ptr<HeldAnswer> answer);
-  // One turn: the woken repos' streams read what is new (`woken` with when
-  // each was told), the commits told checked against the change sequence
-  // (others' commits wake every repo), the streams behind read on, the
-  // heartbeats due sent, and the answers swept (gone, or stalled).
-  void turn(const std::map<std::string, Clock::time_point>& woken,
+  // One turn: the woken repos' streams that are not behind read what is new
+  // (`woken`: when each was told, and how far), the commits told checked
+  // against the change sequence (others' commits wake every repo), the
+  // streams behind read on (a few pages, repos in turn), the heartbeats due
+  // sent, and the answers swept (gone, or stalled).
+  void turn(const std::map<std::string, RepoTold>& woken,
             const std::map<std::int64_t, std::int64_t>& told);
   // Every stream gets ServerShutdown (retry 1-5 s) and ends.
   void shut_down();
@@ -65,10 +66,18 @@ class StreamFollower {
                  ChangeStreams::ChangeWriter writer, StreamCounters& counters);
   Clock::time_point now() const { return clock_ ? clock_() : Clock::now(); }
   // The streams of `repo` read a page of what is new after their cursors
-  // and write it. With `catch_up`, only when one of them may be written to,
-  // and no more pages than it holds (it is taken from).
-  void serve(const std::string& repo, std::optional<Clock::time_point> told_at,
-             std::size_t* catch_up = nullptr);
+  // and write it; one that reaches what was `told` is no longer behind.
+  // Without `catch_up`, streams behind are left to their turn; with it, they
+  // read too, within what it holds (it is taken from), and only when one of
+  // them may be written to.
+  // What streams behind may read in a turn, in all (repos take turns): a
+  // few pages of changes, and more reads that find nothing (a crowd
+  // reconnecting after a restart is caught up in a few turns).
+  struct CatchUp {
+    std::size_t pages = 8;
+    std::size_t reads = 256;
+  };
+  void serve(const std::string& repo, std::optional<RepoTold> told, CatchUp* catch_up = nullptr);
   void heartbeat(const std::string& repo);
   // Whether commits other than those told were made since the last poll.
   bool others_committed(const std::map<std::int64_t, std::int64_t>& told);

@@ -106,8 +106,8 @@ class StreamFollowTest : public ::testing::Test {
   }
   // A turn told of `notice` (as ChangeStreams::committed hands it over).
   void turn(const schema::CommitNotice& notice = {}) {
-    std::map<std::string, Clock::time_point> woken;
-    for (const auto& [did, seq] : notice.repos) woken.emplace(did, now_);
+    std::map<std::string, RepoTold> woken;
+    for (const auto& [did, seq] : notice.repos) woken.emplace(did, RepoTold{now_, seq});
     std::map<std::int64_t, std::int64_t> told;
     if (notice.to > notice.from) told[notice.from] = notice.to;
     follower_->turn(woken, told);
@@ -319,9 +319,17 @@ TEST_F(StreamFollowTest, CatchUpTakesTurnsAndNeverDelaysALiveChange) {
   std::size_t progressed = 0;
   for (const auto& answer : behind) progressed += change_ids(*answer).empty() ? 0 : 1;
   EXPECT_LT(progressed, 20u) << "not every catch-up in one turn";
+  // A change told to the repo they catch up on reads nothing more for them
+  // than their turn's pages.
+  std::vector<std::size_t> had;
+  for (const auto& answer : behind) had.push_back(change_ids(*answer).size());
+  turn(apply({upsert({.did = "did:plc:bob", .rkey = "live"})}));
+  std::size_t read = 0;
+  for (std::size_t i = 0; i < behind.size(); ++i) read += change_ids(*behind[i]).size() > had[i];
+  EXPECT_LE(read, 8u) << "still their turn's pages, not a page each";
   for (int i = 0; i < 200; ++i) turn();
   for (const auto& answer : behind)
-    EXPECT_EQ(change_ids(*answer).size(), 3000u - (&answer - &behind[0]));
+    EXPECT_EQ(change_ids(*answer).size(), 3001u - (&answer - &behind[0]));
 }
 
 TEST_F(StreamFollowTest, AClientGoneIsForgottenAtTheSweep) {
