@@ -8,6 +8,8 @@
 #include <limits>
 #include <list>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 namespace bulleted::firehose {
 
@@ -43,31 +45,11 @@ class HttpXrpcClient final : public XrpcClient {
       // arriving (left alone, the client would go on reading it into memory).
       pplx::cancellation_token_source cancel;
       web::http::http_response response = client->request(http, cancel.get_token()).get();
-      auto too_large = [&] {
+      std::optional<std::string> body = read_capped(response);
+      if (!body) {
         cancel.cancel();
+        let_go(std::move(response));
         return fail(ErrorCode::kPayloadTooLarge, where + ": answer larger than the limit");
-      };
-      auto length = response.headers().content_length();
-      if (length != std::numeric_limits<decltype(length)>::max() && length > max_body_bytes_) {
-        return too_large();
-      }
-      // Read piece by piece, and no further than the cap: an answer without
-      // a Content-Length (chunked) is cut off as soon as it passes it, so
-      // what the far side sends never costs more than the cap.
-      std::string body;
-      auto in = response.body();
-      while (true) {
-        concurrency::streams::container_buffer<std::string> piece;
-        const std::size_t got = in.read(piece, kPieceBytes).get();
-        if (got == 0) break;
-        if (body.size() + got > max_body_bytes_) return too_large();
-        // The piece's string may have been grown past what arrived.
-        if (body.empty()) {
-          body = std::move(piece.collection());
-          body.resize(got);
-        } else {
-          body.append(piece.collection(), 0, got);
-        }
       }
       // The read ends as soon as the body's stream is closed for writing;
       // cpprest finishes that close in a task of its own pool. Wait for it,
@@ -76,7 +58,7 @@ class HttpXrpcClient final : public XrpcClient {
       response.content_ready().wait();
       XrpcReply reply;
       reply.status = response.status_code();
-      reply.body = std::move(body);
+      reply.body = std::move(*body);
       for (const auto& [name, value] : response.headers()) {
         std::string lower = name;
         std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -91,6 +73,49 @@ class HttpXrpcClient final : public XrpcClient {
 
  private:
   static constexpr std::size_t kPieceBytes = 64 * 1024;
+
+  // The answer's body, read piece by piece and no further than the cap;
+  // nothing when it is larger. An answer without a Content-Length (chunked)
+  // is cut off as soon as it passes the cap, so what the far side sends
+  // never costs more than the cap.
+  std::optional<std::string> read_capped(web::http::http_response& response) const {
+    auto length = response.headers().content_length();
+    if (length != std::numeric_limits<decltype(length)>::max() && length > max_body_bytes_) {
+      return std::nullopt;
+    }
+    std::string body;
+    auto in = response.body();
+    while (true) {
+      concurrency::streams::container_buffer<std::string> piece;
+      const std::size_t got = in.read(piece, kPieceBytes).get();
+      if (got == 0) return body;
+      if (body.size() + got > max_body_bytes_) return std::nullopt;
+      // The piece's string may have been grown past what arrived.
+      if (body.empty()) {
+        body = std::move(piece.collection());
+        body.resize(got);
+      } else {
+        body.append(piece.collection(), 0, got);
+      }
+    }
+  }
+
+  // A cancelled answer ends in a chain of cpprest's own tasks (the
+  // connection's error, the body buffer's close, the answer's completion),
+  // each holding the answer or its body buffer, and none of them a task
+  // one can wait on. Give the answer up and wait, a second at most, until
+  // they have let go of both: then none is left unrun behind the call (a
+  // command exiting right after it would leave them, leaked).
+  static void let_go(web::http::http_response response) {
+    std::weak_ptr<const void> answer = response._get_impl();
+    std::weak_ptr<const void> buffer = response._get_impl()->instream().streambuf().get_base();
+    response = web::http::http_response();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while ((!answer.expired() || !buffer.expired()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 
   // The client of `base_url`, made when first needed. At most max_hosts_
   // are kept: the host used longest ago is dropped first (a call still
