@@ -189,7 +189,8 @@ Result<void> SearchUpkeep::added(std::int64_t rowid, std::string_view did, std::
   auto code = this->code(did, true);
   if (!code) return pass(code);
   for (auto& tag : node_tags(text, note)) ++tag_deltas_[{std::string(did), std::move(tag)}];
-  return write(rowid, search_tokens(*code, text, note), false);
+  pending_.push_back({rowid, false, search_tokens(*code, text, note)});
+  return {};
 }
 
 Result<void> SearchUpkeep::removed(std::int64_t rowid, std::string_view did, std::string_view text,
@@ -198,16 +199,15 @@ Result<void> SearchUpkeep::removed(std::int64_t rowid, std::string_view did, std
   if (!code) return pass(code);
   if (code->empty()) return {};  // never indexed
   for (auto& tag : node_tags(text, note)) --tag_deltas_[{std::string(did), std::move(tag)}];
-  return write(rowid, search_tokens(*code, text, note), true);
+  pending_.push_back({rowid, true, search_tokens(*code, text, note)});
+  return {};
 }
 
 Result<void> SearchUpkeep::repo_removed(std::string_view did) {
   auto code = this->code(did, false);
   if (!code) return pass(code);
   if (!code->empty()) {
-    // Each row's tokens taken out; the statement is read to its end first
-    // (the deletes write the index it would otherwise read beside).
-    std::vector<std::pair<std::int64_t, SearchTokens>> rows;
+    // Each row's tokens taken out (at flush).
     auto read = db_.prepare("SELECT rowid, text, note FROM nodes WHERE did = ?1");
     if (!read) return pass(read);
     (*read)->bind(1, did);
@@ -218,10 +218,8 @@ Result<void> SearchUpkeep::repo_removed(std::string_view did) {
       const auto note = (*read)->is_null(2)
                             ? std::nullopt
                             : std::optional<std::string_view>((*read)->text_view(2));
-      rows.emplace_back((*read)->integer(0), search_tokens(*code, (*read)->text_view(1), note));
-    }
-    for (const auto& [rowid, tokens] : rows) {
-      if (auto r = write(rowid, tokens, true); !r) return r;
+      pending_.push_back(
+          {(*read)->integer(0), true, search_tokens(*code, (*read)->text_view(1), note)});
     }
   }
   std::erase_if(tag_deltas_, [&](const auto& entry) { return entry.first.first == did; });
@@ -231,7 +229,48 @@ Result<void> SearchUpkeep::repo_removed(std::string_view did) {
   return (*drop)->run();
 }
 
+Result<void> SearchUpkeep::write_rows() {
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending& a, const Pending& b) { return a.rowid < b.rowid; });
+  for (std::size_t first = 0; first < pending_.size();) {
+    std::size_t end = first + 1;
+    while (end < pending_.size() && pending_[end].rowid == pending_[first].rowid) ++end;
+    if (auto r = write_row(first, end); !r) return r;
+    first = end;
+  }
+  pending_.clear();
+  return {};
+}
+
+// One row's calls, in the order they came: removals of what the row held
+// then and additions of what it holds now, alternating. What they change is
+// the first removal (what the index held before) and the last addition
+// (what it holds after), or nothing when those are the same tokens (a move,
+// a completion). Calls that do not chain so are written as they came.
+Result<void> SearchUpkeep::write_row(std::size_t first, std::size_t end) {
+  bool chained = true;
+  for (std::size_t i = first + 1; i < end && chained; ++i) {
+    chained = pending_[i].remove != pending_[i - 1].remove &&
+              (!pending_[i].remove || pending_[i].tokens == pending_[i - 1].tokens);
+  }
+  if (!chained) {
+    for (std::size_t i = first; i < end; ++i) {
+      if (auto r = write(pending_[i].rowid, pending_[i].tokens, pending_[i].remove); !r) return r;
+    }
+    return {};
+  }
+  const Pending& before = pending_[first];
+  const Pending& after = pending_[end - 1];
+  if (before.remove && !after.remove && before.tokens == after.tokens) return {};
+  if (before.remove) {
+    if (auto r = write(before.rowid, before.tokens, true); !r) return r;
+  }
+  if (!after.remove) return write(after.rowid, after.tokens, false);
+  return {};
+}
+
 Result<void> SearchUpkeep::flush() {
+  if (auto r = write_rows(); !r) return r;
   for (const auto& [key, delta] : tag_deltas_) {
     if (delta == 0) continue;
     auto stmt = db_.prepare(
@@ -298,8 +337,9 @@ Result<void> build_search_index(Database& db,
   std::int64_t done = 0;
   auto indexed = for_each_node(db, [&](const NodeText& row) -> Result<void> {
     if (auto r = upkeep.added(row.rowid, row.did, row.text, row.note_view()); !r) return r;
-    if (++done % 1000 == 0 && counted) counted(done, total->value_or(0));
-    return {};
+    if (++done % 1000 != 0) return {};
+    if (counted) counted(done, total->value_or(0));
+    return upkeep.flush();  // a thousand rows' tokens held at most
   });
   if (!indexed) return indexed;
   if (counted) counted(done, total->value_or(0));

@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "schema/error.hpp"
 #include "schema/search_query.hpp"
@@ -47,6 +48,7 @@ struct SearchTokens {
   std::string text;
   std::string note;
   std::string tags;
+  bool operator==(const SearchTokens&) const = default;
 };
 SearchTokens search_tokens(std::string_view code, std::string_view text,
                            std::optional<std::string_view> note);
@@ -65,7 +67,11 @@ std::string repo_code_of(std::int64_t n);
 std::optional<std::string> fts_expression(const SearchQuery& query, std::string_view code,
                                           std::vector<bool>* answered = nullptr);
 
-// Keeps the index through one transaction's writes.
+// Keeps the index through one transaction's writes. The index's rows are
+// written at flush(), in rowid order, each row's calls folded into what
+// they change (FTS5 writes its pending terms out as a new segment whenever
+// a rowid comes lower than the one before it: in call order, a batch of
+// edits scattered over an outline made a segment, and merges, per edit).
 class SearchUpkeep {
  public:
   explicit SearchUpkeep(Database& db) : db_(db) {}
@@ -76,14 +82,24 @@ class SearchUpkeep {
                        std::optional<std::string_view> note);
   // The repo's nodes all go (its deletion): call before they are deleted.
   Result<void> repo_removed(std::string_view did);
-  // Writes the tag counts the batch changed; call once, before the commit.
+  // Writes the index's rows and the tag counts the calls since the last
+  // flush changed; call before the commit (nothing is written without it).
   Result<void> flush();
 
  private:
+  struct Pending {
+    std::int64_t rowid;
+    bool remove;
+    SearchTokens tokens;
+  };
+
   Result<std::string> code(std::string_view did, bool create);
+  Result<void> write_rows();
+  Result<void> write_row(std::size_t first, std::size_t end);
   Result<void> write(std::int64_t rowid, const SearchTokens& tokens, bool remove);
 
   Database& db_;
+  std::vector<Pending> pending_;
   std::map<std::string, std::string, std::less<>> codes_;
   std::map<std::pair<std::string, std::string>, std::int64_t> tag_deltas_;
 };

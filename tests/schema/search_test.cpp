@@ -137,6 +137,32 @@ TEST_F(SearchTest, TheIndexFollowsCreatesUpdatesMovesAndDeletes) {
   EXPECT_TRUE(index_matches());
 }
 
+// One batch touching rows out of rowid order, several times each (the
+// index's rows are written at the batch's end, in rowid order, each row's
+// changes folded): the index holds the batch's last word on every row.
+TEST_F(SearchTest, OneBatchOfScatteredRepeatedEditsLeavesTheIndexAsTheRowsSay) {
+  apply({op_of({.rkey = "a", .text = "alpha first"}),
+         op_of({.rkey = "b", .key = "a1", .text = "bravo first"}),
+         op_of({.rkey = "c", .key = "a2", .text = "charlie first"}),
+         op_of({.rkey = "d", .key = "a3", .text = "delta first"})});
+  apply({// c edited twice, a moved (same words), b edited then moved back,
+         // d deleted, e created then edited, a edited last
+         op_of({.rkey = "c", .key = "a2", .text = "charlie second", .rev = 2}),
+         op_of({.rkey = "a", .parent = "b", .text = "alpha first", .rev = 2}),
+         op_of({.rkey = "b", .key = "a1", .text = "bravo second", .rev = 2}),
+         op_of({.rkey = "c", .key = "a2", .text = "charlie third", .rev = 3}),
+         testing::remove(kAlice, "d", 2), op_of({.rkey = "e", .key = "a4", .text = "echo first"}),
+         op_of({.rkey = "b", .key = "a1", .text = "bravo first", .rev = 3}),
+         op_of({.rkey = "e", .key = "a4", .text = "echo second", .rev = 2}),
+         op_of({.rkey = "a", .parent = "b", .text = "alpha third", .rev = 3})});
+  EXPECT_TRUE(index_matches());
+  EXPECT_EQ(found("first"), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(found("second"), (std::vector<std::string>{"e"}));
+  EXPECT_EQ(found("third"), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(found("delta"), std::vector<std::string>{});
+  EXPECT_EQ(found("alpha", SearchSort::kRelevance, "b"), (std::vector<std::string>{"a"}));
+}
+
 TEST_F(SearchTest, ARepoFirstSeenWithADeleteThenACreateInOneBatchIsIndexed) {
   apply({testing::remove(kBob, "never", 1),
          op_of({.did = kBob, .rkey = "a", .text = "first words"})});
