@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "appview/signin/tokens.hpp"
+#include "firehose/identity/fetcher.hpp"
 
 namespace bulleted::appview {
 namespace {
@@ -28,6 +29,10 @@ std::int64_t unix_now() {
 
 // Refreshed this long before the access token's expiry.
 constexpr std::int64_t kRefreshMarginSeconds = 60;
+// Requests of one client address that may wait on PDSes at once: more than
+// the one of the identity fetches (people behind one address write at the
+// same time), fewer than the gate's places.
+constexpr int kPdsCallsPerClient = 2;
 
 }  // namespace
 
@@ -252,8 +257,20 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
                                         grant_sealed);
 }
 
+Result<void> hold_pds_place() {
+  if (auto* scope = identity::RequestScope::current();
+      scope != nullptr && !scope->hold(kPdsCallsPerClient)) {
+    Error busy{ErrorCode::kUnavailable,
+               "the app view is waiting on other hosts for other requests; retry in a second"};
+    busy.retry_after_seconds = 1;
+    return std::unexpected(busy);
+  }
+  return {};
+}
+
 Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& session,
                                               firehose::XrpcRequest request) {
+  if (auto r = hold_pds_place(); !r) return std::unexpected(r.error());
   request.base_url = session.pds_url;
   auto send = [&]() -> Result<firehose::XrpcReply> {
     if (session.oauth) {

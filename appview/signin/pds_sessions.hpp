@@ -90,6 +90,16 @@ class PdsSessions {
   std::array<std::mutex, 64> refresh_locks_;
 };
 
+// A user's PDS is whatever their DID document names, maybe a slow host
+// that holds the worker of every request waiting on it. So a request takes
+// a place of the outbound gate (identity::FetchGate) before it waits on a
+// PDS, or before it waits on anything (a group's lock) that a request
+// waiting on a PDS holds: slow PDSes never hold more workers than the
+// gate's places. kUnavailable (retry in a second) when none is free; a call
+// outside a request (an import job, the CLI) passes. PdsSessions::call
+// takes it itself.
+Result<void> hold_pds_place();
+
 // The error a failed PDS answer means for our caller: InvalidSwap is
 // kRepoChanged; auth failures kAuthRequired; 429 kRateLimited with the
 // PDS's Retry-After; everything else kUpstreamFailure.

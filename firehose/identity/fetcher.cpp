@@ -32,15 +32,16 @@ FetchGate::Place::~Place() {
   if (--gate_->clients_[client_] <= 0) gate_->clients_.erase(client_);
 }
 
-std::optional<FetchGate::Place> FetchGate::try_enter(const std::string& client) {
+std::optional<FetchGate::Place> FetchGate::try_enter(const std::string& client, int per_client) {
   std::lock_guard lock(mutex_);
   int held = 0;
   for (const auto& [name, count] : clients_) held += count;
-  if (clients_.contains(client) || held >= total_) {
+  auto mine = clients_.find(client);
+  if ((mine != clients_.end() && mine->second >= per_client) || held >= total_) {
     refused_++;
     return std::nullopt;
   }
-  clients_[client] = 1;
+  ++clients_[client];
   return Place(this, client);
 }
 
@@ -60,9 +61,9 @@ RequestScope::~RequestScope() { current_scope = outer_; }
 
 RequestScope* RequestScope::current() { return current_scope; }
 
-bool RequestScope::hold() {
+bool RequestScope::hold(int per_client) {
   if (place_) return true;
-  auto place = gate_.try_enter(client_);
+  auto place = gate_.try_enter(client_, per_client);
   if (!place) return false;
   place_.emplace(std::move(*place));
   return true;

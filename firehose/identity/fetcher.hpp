@@ -14,7 +14,8 @@
 //
 // Fetches made while serving a request (a RequestScope on the thread) first
 // take a place in the FetchGate: at most `total` requests at once hold one,
-// one per client, each for the rest of its request. A request that finds no
+// one per client (two for pds mode's calls to users' PDSes,
+// appview/signin/pds_sessions.cpp), each for the rest of its request. A request that finds no
 // place is refused at once (kUnavailable, retry in a second); it never waits
 // behind a slow host, and slow hosts can never hold more workers than the
 // gate's places. Fetches outside a request (the firehose, the CLI) run on
@@ -80,10 +81,10 @@ class FetchGate {
  public:
   explicit FetchGate(int total) : total_(std::max(1, total)) {}
   int total() const { return total_; }
-  // A place for `client`, or nullopt when the client holds one already or
-  // every place is taken.
+  // A place for `client`, or nullopt when the client holds `per_client`
+  // already or every place is taken.
   class Place;
-  std::optional<Place> try_enter(const std::string& client);
+  std::optional<Place> try_enter(const std::string& client, int per_client = 1);
   int held() const;
   std::uint64_t refused() const { return refused_.load(); }
 
@@ -119,8 +120,8 @@ class RequestScope {
   // The scope of this thread's request, or nullptr.
   static RequestScope* current();
   // Holds a place of the gate for the rest of the request; false when none
-  // is free.
-  bool hold();
+  // is free (or the client's requests hold `per_client` already).
+  bool hold(int per_client = 1);
 
  private:
   FetchGate& gate_;

@@ -1,9 +1,10 @@
 // What one anonymous client with four connections could once do through
 // the app view's outbound fetches, against stand-in servers on 127.0.0.1:
 // a PLC directory that holds every request (a tarpit) or knows no DID, and
-// a did:web host that serves a 200 MiB DID document. The app view (pds
-// mode, OAuth on, 4 workers) must keep answering everyone else while
-// requests wait on those hosts (at most half its workers do, the rest are
+// a did:web host that serves a 200 MiB DID document, and a PDS that signs
+// its user in and then holds every write. The app view (pds mode, OAuth
+// and app-password sessions on, 4 workers) must keep answering everyone
+// else while requests wait on those hosts (at most half its workers do, the rest are
 // told 503 with Retry-After at once), read a DID no more than once for a
 // flood naming it, and read no more of a document than its cap.
 // Nothing here asserts on time: a request that waited behind a held host
@@ -24,16 +25,22 @@ const SERVICE_DID = 'did:web:appview.bulleted.internal';
 // ---- stand-in servers
 
 // A PLC directory: documents of did:plc:slow* are held until release(), and
-// so is a did:web document asked of it (/.well-known/did.json); every other
-// DID is unknown (404). Counts what it was asked.
+// so is a did:web document asked of it (/.well-known/did.json); the
+// documents put in `documents` are served; every other DID is unknown
+// (404). Counts what it was asked.
 function startDirectory() {
   const held = [];
   const asked = new Map();
+  const documents = new Map();
   let open = 0;
   let mostOpen = 0;
   const server = http.createServer((request, response) => {
     const did = decodeURIComponent(request.url.slice(1));
     asked.set(did, (asked.get(did) ?? 0) + 1);
+    if (documents.has(did)) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      return response.end(JSON.stringify(documents.get(did)));
+    }
     if (did.startsWith('did:plc:slow') || did === '.well-known/did.json') {
       open++;
       mostOpen = Math.max(mostOpen, open);
@@ -45,7 +52,7 @@ function startDirectory() {
     response.end(JSON.stringify({ message: `DID not registered: ${did}` }));
   });
   return {
-    server, asked, held,
+    server, asked, held, documents,
     mostOpen: () => mostOpen,
     release() {
       for (const response of held.splice(0)) {
@@ -81,13 +88,47 @@ function startHugeDocument() {
   return { server, state };
 }
 
+// A PDS that signs its user in with any password and then holds every
+// other request until release() (and fails them at once after it).
+function startHeldPds(did) {
+  const held = [];
+  let holding = true;
+  let asked = 0;
+  const fail = (response) => {
+    response.writeHead(503, { 'content-type': 'application/json' });
+    response.end('{"error":"Unavailable","message":"gone"}');
+  };
+  const server = http.createServer((request, response) => {
+    request.resume();
+    if (request.url.startsWith('/xrpc/com.atproto.server.createSession')) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      return response.end(JSON.stringify({ did, handle: 'held.test', accessJwt: 'held-access', refreshJwt: 'held-refresh' }));
+    }
+    asked++;
+    if (holding) held.push(response); else fail(response);
+  });
+  return {
+    server, held,
+    asked: () => asked,
+    release() {
+      holding = false;
+      for (const response of held.splice(0)) fail(response);
+    },
+  };
+}
+
 const listen = (server) => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
 
 // ---- requests from chosen source addresses
 
-function get(port, target, { from = '127.0.0.2', headers = {} } = {}) {
+function get(port, target, { from = '127.0.0.2', headers = {}, body } = {}) {
   return new Promise((resolve) => {
-    const request = http.request({ host: '127.0.0.1', port, path: target, localAddress: from, agent: false, headers,
+    const method = body === undefined ? 'GET' : 'POST';
+    const sent = body === undefined ? undefined : JSON.stringify(body);
+    if (sent !== undefined) {
+      headers = { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) };
+    }
+    const request = http.request({ host: '127.0.0.1', port, path: target, method, localAddress: from, agent: false, headers,
       timeout: 120000 }, (response) => {
       const parts = [];
       response.on('data', (d) => parts.push(d));
@@ -95,7 +136,7 @@ function get(port, target, { from = '127.0.0.2', headers = {} } = {}) {
     });
     request.on('timeout', () => { request.destroy(); resolve({ status: 0, text: 'timeout' }); });
     request.on('error', (e) => resolve({ status: 0, text: e.message }));
-    request.end();
+    request.end(sent);
   });
 }
 
@@ -123,6 +164,14 @@ const directory = startDirectory();
 const plcPort = await listen(directory.server);
 const huge = startHugeDocument();
 const hugePort = await listen(huge.server);
+const HELD_DID = 'did:plc:heldpdsheldpdsheldpdshel';
+const heldPds = startHeldPds(HELD_DID);
+const heldPdsPort = await listen(heldPds.server);
+directory.documents.set(HELD_DID, {
+  id: HELD_DID, alsoKnownAs: ['at://held.test'],
+  service: [{ id: '#atproto_pds', type: 'AtprotoPersonalDataServer', serviceEndpoint: `http://127.0.0.1:${heldPdsPort}` }],
+});
+process.env.BULLETED_ALLOW_PASSWORD_SESSIONS = '1';
 const appPort = await freePort();
 process.env.BULLETED_SESSION_KEY = 'outbound-abuse-e2e-session-key-0123456789';
 process.env.BULLETED_SERVICE_DID = SERVICE_DID;
@@ -192,6 +241,47 @@ try {
     assertEqual(held.length, 1, 'the one that waited');
   });
 
+  await runner.test('four writes waiting on a held PDS cannot stall anyone else', async () => {
+    // Anyone can sign in at a PDS of their own: this one then holds every write.
+    const signIn = await get(appPort, '/xrpc/app.bulleted.createSession', { from: '127.0.0.60',
+      body: { identifier: HELD_DID, password: 'any' } });
+    assertEqual(signIn.status, 200, `the sign-in: ${signIn.text.slice(0, 200)}`);
+    const { token } = JSON.parse(signIn.text);
+    const other = await get(appPort, '/xrpc/app.bulleted.createSession', { from: '127.0.0.63',
+      body: { identifier: HELD_DID, password: 'any' } });
+    assertEqual(other.status, 200, 'a second sign-in');
+    const writes = [0, 1, 2, 3].map((i) => get(appPort, '/xrpc/app.bulleted.createNode', { from: '127.0.0.60',
+      headers: { authorization: `Bearer ${token}` }, body: { repo: HELD_DID, text: `held ${i}` } }));
+    await waitFor('a write held by the PDS', () => heldPds.held.length >= 1, 30000);
+    // The client's two places are the gate's two (the second write waits for
+    // the first's lock of the outline's top): its other writes are told to
+    // come back, at once.
+    const settled = [];
+    for (const p of writes) p.then((r) => settled.push(r));
+    await waitFor('two writes answered', () => settled.length >= 2, 15000);
+    const refused = settled.filter((r) => r.status === 503);
+    assertEqual(refused.length, 2, `503s before the PDS answered: ${JSON.stringify(settled.map((r) => r.status))}`);
+    for (const r of refused) {
+      assert(Number(r.headers['retry-after']) >= 1, 'with Retry-After');
+      assertEqual(JSON.parse(r.text).error, 'Unavailable', 'the error name');
+    }
+    // Everyone else is served while the PDS holds two workers.
+    for (let i = 0; i < 10; i++) {
+      const r = await get(appPort, getChildren, { from: '127.0.0.61' });
+      assertEqual(r.status, 200, `an unrelated request: ${r.text.slice(0, 200)}`);
+    }
+    assert((await get(appPort, '/healthz', { from: '127.0.0.62' })).status === 200, 'health');
+    // A write from another address finds no place either.
+    const blocked = await get(appPort, '/xrpc/app.bulleted.createNode', { from: '127.0.0.63',
+      headers: { authorization: `Bearer ${JSON.parse(other.text).token}` }, body: { repo: HELD_DID, text: 'other' } });
+    assertEqual(blocked.status, 503, `a write with every place taken: ${blocked.text.slice(0, 200)}`);
+    assertEqual(heldPds.asked(), 1, 'requests that reached the PDS while it held');
+    heldPds.release();
+    const late = (await Promise.all(writes)).filter((r) => r.status !== 503);
+    assertEqual(late.length, 2, 'the writes that waited');
+    for (const r of late) assertEqual(r.status, 502, `a write the PDS failed: ${r.text.slice(0, 120)}`);
+  });
+
   await runner.test('a 200 MiB DID document is read no further than the 64 KiB cap', async () => {
     const before = residentMb(app.pid);
     const did = `did:web:127.0.0.1%3A${hugePort}`;
@@ -209,6 +299,8 @@ try {
   });
 } finally {
   directory.release();
+  heldPds.release();
+  heldPds.server.close();
   await stopProcess(app);
   directory.server.close();
   huge.server.closeAllConnections?.();

@@ -4,13 +4,15 @@
 // (getRepo) and the write placed again once, whether the change is seen
 // before (getLatestCommit) or by the PDS (InvalidSwap); an expired access
 // token is refreshed once; the PDS's 429 is the caller's, with its
-// Retry-After.
+// Retry-After; a request waits on the PDS only with a place of the
+// outbound gate.
 #include "appview/write/pds_sink.hpp"
 
 #include <gtest/gtest.h>
 
 #include "appview/signin/pds_sessions.hpp"
 #include "appview/write/writer.hpp"
+#include "firehose/identity/fetcher.hpp"
 #include "tests/support/fake_identity.hpp"
 #include "tests/support/fake_pds.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -118,6 +120,34 @@ TEST_F(PdsSinkTest, ThePdssRateLimitIsTheCallersWithItsRetryAfter) {
   EXPECT_EQ(indexed_texts(), (std::vector<std::string>{"written before the app view", "first"}))
       << "nothing written";
   EXPECT_TRUE(create("third").has_value()) << "the next one goes through";
+}
+
+// The PDS is whatever the user's DID document names, maybe a slow one: a
+// request calls it only with a place of the outbound gate, like every other
+// fetch a request makes, or is told at once to come back.
+TEST_F(PdsSinkTest, ARequestCallsThePdsOnlyWithAPlaceOfTheOutboundGate) {
+  identity::FetchGate gate(2);
+  auto first = gate.try_enter("addr 198.51.100.1");
+  auto second = gate.try_enter("addr 198.51.100.2");
+  ASSERT_TRUE(first && second);
+  {
+    identity::RequestScope scope(gate, "addr 198.51.100.7");
+    auto refused = create("refused");
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+    EXPECT_EQ(refused.error().retry_after_seconds, 1);
+  }
+  EXPECT_EQ(pds_.calls_of("com.atproto.repo.applyWrites"), 0);
+  EXPECT_EQ(pds_.calls_of("com.atproto.sync.getLatestCommit"), 0);
+  second.reset();
+  {
+    identity::RequestScope scope(gate, "addr 198.51.100.7");
+    auto made = create("accepted");
+    ASSERT_TRUE(made.has_value()) << made.error().message;
+    EXPECT_EQ(gate.held(), 2);
+  }
+  EXPECT_EQ(gate.held(), 1) << "the place is given back with the request";
+  EXPECT_EQ(pds_.calls_of("com.atproto.repo.applyWrites"), 1);
 }
 
 TEST_F(PdsSinkTest, ASessionWritesItsOwnRepoOnly) {

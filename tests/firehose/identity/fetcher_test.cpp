@@ -177,6 +177,20 @@ TEST(FetcherTest, RequestsWaitingOnSlowHostsHoldAtMostTheGatesPlacesAndOthersAre
   EXPECT_GE(gate.refused(), 2u);
 }
 
+TEST(FetcherTest, AClientMayHoldAsManyPlacesAsItsKindOfCallAllows) {
+  FetchGate gate(4);
+  auto one = gate.try_enter("addr 198.51.100.1", 2);
+  auto two = gate.try_enter("addr 198.51.100.1", 2);
+  EXPECT_TRUE(one && two);
+  EXPECT_FALSE(gate.try_enter("addr 198.51.100.1", 2)) << "its third";
+  EXPECT_FALSE(gate.try_enter("addr 198.51.100.1")) << "one place for an identity fetch";
+  auto other = gate.try_enter("addr 198.51.100.2");
+  EXPECT_TRUE(other);
+  EXPECT_EQ(gate.held(), 3);
+  one.reset();
+  EXPECT_TRUE(gate.try_enter("addr 198.51.100.1", 2));
+}
+
 TEST(FetcherTest, ARequestKeepsItsPlaceForAllItsFetches) {
   auto client = std::make_shared<FakeXrpcClient>(
       [](const firehose::XrpcRequest&) { return reply_of(200, "{}"); });
