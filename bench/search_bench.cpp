@@ -14,6 +14,7 @@
 //
 // Usage: search_bench [--main N] [--others N] [--repos N] [--reps N]
 //                     [--db PATH] [--reuse] [--export FILE] [--words FILE]
+//                     [--only NAME-PART] [--sort relevance|outline|recent]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,6 +63,8 @@ struct Options {
   bool reuse = false;
   std::string exported;
   std::string words = "/usr/share/dict/words";
+  std::string only;  // run only the queries whose name contains this
+  std::string sort;  // and only this sort
 };
 
 // Words ranked by a fixed shuffle, drawn with Zipf's law (s = 1).
@@ -257,6 +260,10 @@ int main(int argc, char** argv) {
       o.exported = next();
     else if (a == "--words")
       o.words = next();
+    else if (a == "--only")
+      o.only = next();
+    else if (a == "--sort")
+      o.sort = next();
   }
   const Words words(o.words);
   const std::string main_did = "did:plc:searchbenchmain0000000";
@@ -346,24 +353,43 @@ int main(int argc, char** argv) {
           << "\n";
     }
   }
-  const double rss_before = resident_mb();
-  std::printf("%-40s %-9s %9s %9s %8s %s\n", "query", "sort", "p50 ms", "p99 ms", "results",
-              "budget-cut");
+  auto request_of = [&](const Query& query, schema::SearchSort sort) {
+    schema::SearchRequest request;
+    request.did = main_did;
+    request.q = query.q;
+    auto parsed = schema::parse_search_query(query.q);
+    if (!parsed) {
+      std::fprintf(stderr, "%s: %s\n", query.name.c_str(), parsed.error().message.c_str());
+      std::exit(1);
+    }
+    request.query = std::move(*parsed);
+    request.root_rkey = query.root;
+    request.sort = sort;
+    request.now_ms = 1'800'000'000'000;
+    return request;
+  };
+  constexpr schema::SearchSort kSorts[] = {
+      schema::SearchSort::kRelevance, schema::SearchSort::kOutline, schema::SearchSort::kRecent};
+  const double rss_opened = resident_mb();
+  // Warm-up: every query once (the page cache fills as it would in a
+  // server that has been answering for a while).
   for (const auto& query : queries) {
-    for (const auto sort : {schema::SearchSort::kRelevance, schema::SearchSort::kOutline,
-                            schema::SearchSort::kRecent}) {
-      auto parsed = schema::parse_search_query(query.q);
-      if (!parsed) return 1;
-      schema::SearchRequest request;
-      request.did = main_did;
-      request.q = query.q;
-      request.query = *parsed;
-      request.root_rkey = query.root;
-      request.sort = sort;
-      request.now_ms = 1'800'000'000'000;
+    for (const auto sort : kSorts) {
+      if (!store.read().search(request_of(query, sort))) return 1;
+    }
+  }
+  const double rss_before = resident_mb();
+  std::printf("%-40s %-9s %9s %9s %8s %10s %s\n", "query", "sort", "p50 ms", "p99 ms", "results",
+              "rows", "budget-cut");
+  for (const auto& query : queries) {
+    if (query.name.find(o.only) == std::string::npos) continue;
+    for (const auto sort : kSorts) {
+      if (!o.sort.empty() && o.sort != schema::to_string(sort)) continue;
+      const schema::SearchRequest request = request_of(query, sort);
       std::vector<double> ms;
       std::size_t results = 0;
       bool cut = false;
+      std::size_t rows = 0;
       for (int r = 0; r < o.reps; ++r) {
         const auto t0 = Clock::now();
         auto page = store.read().search(request);
@@ -374,20 +400,22 @@ int main(int argc, char** argv) {
         }
         results = page->results.size();
         cut = page->budget_cut;
+        rows = page->rows_examined;
       }
       std::sort(ms.begin(), ms.end());
       const auto at = [&](double q) {
         return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))];
       };
-      std::printf("%-40s %-9s %9.2f %9.2f %8zu %s\n", query.name.c_str(),
-                  std::string(schema::to_string(sort)).c_str(), at(0.5), at(0.99), results,
+      std::printf("%-40s %-9s %9.2f %9.2f %8zu %10zu %s\n", query.name.c_str(),
+                  std::string(schema::to_string(sort)).c_str(), at(0.5), at(0.99), results, rows,
                   cut ? "yes" : "no");
     }
   }
+  const double rss_after = resident_mb();
   std::printf(
-      "resident memory: %.0f MB before the queries, %.0f MB after (one connection's page cache is "
-      "at most 32 MB)\n",
-      rss_before, resident_mb());
+      "resident memory: %.0f MB opened, %.0f MB after a warm-up run of every query, %.0f MB after "
+      "the measured runs: %+.0f MB after warm-up (one connection's page cache is at most 32 MB)\n",
+      rss_opened, rss_before, rss_after, rss_after - rss_before);
   std::printf("queries: rare=%s common=%s (%ld bullets) and=%s+%s phrase=%s %s\n", rare.c_str(),
               common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(),
               mid2.c_str());

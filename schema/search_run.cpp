@@ -263,7 +263,7 @@ Result<std::optional<std::vector<std::pair<std::string, std::string>>>> SearchRu
     if (node.missing) break;
     out.emplace_back(node.sort_key, *up);
     up = node.parent;
-    if (++entries + examined_ > r_.budget_rows) return std::optional<Path>();
+    if (++entries > kPathStepsPerRow * r_.budget_rows) return std::optional<Path>();
   }
   std::reverse(out.begin(), out.end());
   return std::optional<Path>(std::move(out));

@@ -33,6 +33,9 @@ inline constexpr const char* kMatchesDown =
 inline constexpr const char* kByChange = "SELECT " CANDIDATE_COLUMNS
                                          " FROM nodes WHERE did = ?1 AND change_seq < ?2"
                                          " ORDER BY change_seq DESC";
+inline constexpr const char* kChangesDown =
+    "SELECT rowid, change_seq FROM nodes WHERE did = ?1 AND change_seq < ?2"
+    " ORDER BY change_seq DESC";
 inline constexpr const char* kFirstChild =
     "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE grp = ?1 ORDER BY sort_key, rkey LIMIT 1";
 inline constexpr const char* kNextSibling =
@@ -47,6 +50,20 @@ inline constexpr const char* kByKeyFrom =
 inline std::size_t window_rows(std::size_t budget) { return std::max<std::size_t>(budget / 8, 1); }
 
 inline constexpr std::int64_t kNoRow = std::numeric_limits<std::int64_t>::max();
+
+// Recent order over a known set of candidates walks the repo's change index
+// (entries of a few dozen bytes, read without their rows) and reads the
+// candidates it meets. Reading a candidate's row costs about as much as
+// walking this many entries (measured: 45 to 100), and counts as much of
+// the budget; the walk gives way to reading the rest when, at the density
+// met so far, finding the page would cost more than reading them all.
+inline constexpr std::size_t kChangeEntriesPerRow = 40;
+
+// Sorting candidates in reading order compares their paths (the sort keys
+// of their ancestors, read once each and counted as rows): steps in memory,
+// at most this many a row of the budget, so a hostile chain of ancestors
+// cannot make the sort cost more than the budget's reads would.
+inline constexpr std::size_t kPathStepsPerRow = 8;
 
 // A node as a search reads it: enough to filter, sort and place it.
 struct Candidate {
@@ -140,6 +157,11 @@ class SearchRun {
   Result<bool> complete(const std::vector<std::int64_t>& rowids, std::int64_t offset);
   Result<void> windows(std::int64_t upper, std::int64_t offset);
   Result<void> recent(std::int64_t below);
+  Result<void> recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below);
+  // One candidate of a recent page in its turn: false when the page ends
+  // with it (full, out of bytes, or the budget spent deciding it).
+  Result<bool> recent_step(const Candidate& c, bool first, bool index_answered,
+                           bool count_row = false);
   Result<void> outline(std::int64_t phase, std::int64_t rowid, std::int64_t step);
   Result<void> unplaced(std::int64_t rowid);
   Result<std::optional<Candidate>> first_in_group(const std::string& group);

@@ -2,50 +2,110 @@
 // reading order then the nodes with no reading position, and the run that
 // picks the way through for a page.
 #include <algorithm>
+#include <unordered_set>
 
 #include "schema/search_index.hpp"
 #include "schema/search_run.hpp"
 
 namespace bulleted::schema::search {
 
+Result<bool> SearchRun::recent_step(const Candidate& c, bool first, bool index_answered,
+                                    bool count_row) {
+  if (spent() && !first) {
+    set_cursor('t', c.change_seq + 1);
+    page_->budget_cut = true;
+    return false;
+  }
+  if (count_row) ++examined_;
+  must_finish_ = first;
+  auto want = wanted(c, index_answered, true);
+  must_finish_ = false;
+  if (!want) return pass(want);
+  if (!*want) {
+    set_cursor('t', c.change_seq + 1);
+    page_->budget_cut = true;
+    return false;
+  }
+  if (!**want) return true;
+  auto added = add(c);
+  if (!added) return pass(added);
+  if (!*added) {
+    set_cursor('t', c.change_seq + 1);
+    return false;
+  }
+  if (full()) {
+    set_cursor('t', c.change_seq);
+    return false;
+  }
+  return true;
+}
+
 Result<void> SearchRun::recent(std::int64_t below) {
   auto stmt = db_.prepare(kByChange);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, r_.did).bind(2, below);
-  bool first = true;
-  while (true) {
+  for (bool first = true;; first = false) {
     auto row = (*stmt)->step();
     if (!row) return pass(row);
     if (!*row) return {};
-    Candidate c = read_candidate(**stmt);
-    if (spent() && !first) {
-      set_cursor('t', c.change_seq + 1);
-      page_->budget_cut = true;
-      return {};
-    }
-    ++examined_;
-    must_finish_ = first;
-    auto want = wanted(c, false, true);
-    must_finish_ = false;
-    if (!want) return pass(want);
-    if (!*want) {
-      set_cursor('t', c.change_seq + 1);
-      page_->budget_cut = true;
-      return {};
-    }
-    first = false;
-    if (!**want) continue;
-    auto added = add(c);
-    if (!added) return pass(added);
-    if (!*added) {
-      set_cursor('t', c.change_seq + 1);
-      return {};
-    }
-    if (full()) {
-      set_cursor('t', c.change_seq);
-      return {};
+    auto more = recent_step(read_candidate(**stmt), first, false, true);
+    if (!more) return pass(more);
+    if (!*more) return {};
+  }
+}
+
+// The candidates (all of them, `rowids`) newest first from `below`: the
+// change index walked down, the candidates read as it meets them; when the
+// walk would cost more than reading them all, the rest read and sorted.
+Result<void> SearchRun::recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below) {
+  const std::unordered_set<std::int64_t> members(rowids.begin(), rowids.end());
+  bool first = true;
+  std::int64_t from = below;  // the walk has seen every entry at or above this
+  {
+    auto stmt = db_.prepare(kChangesDown);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, r_.did).bind(2, below);
+    std::size_t met = 0;
+    for (std::size_t seen = 1;; ++seen) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) return {};
+      if (seen % kChangeEntriesPerRow == 0) ++examined_;
+      const std::int64_t rowid = (*stmt)->integer(0);
+      from = (*stmt)->integer(1);
+      if (members.contains(rowid)) {
+        ++met;
+        auto c = load(kCandidateByRowid, rowid);
+        if (!c) return pass(c);
+        if (*c) {
+          auto more = recent_step(**c, first, true);
+          if (!more) return pass(more);
+          if (!*more) return {};
+          first = false;
+        }
+      }
+      if (seen % 64 == 0) {
+        const std::size_t need = static_cast<std::size_t>(r_.limit) - hits_->size();
+        const std::size_t reading = kChangeEntriesPerRow * (rowids.size() - met);
+        if (met == 0 ? seen >= reading : seen * need / met > reading) break;
+      }
     }
   }
+  std::vector<Candidate> rest;
+  for (const std::int64_t rowid : rowids) {
+    auto c = load(kCandidateByRowid, rowid);
+    if (!c) return pass(c);
+    if (*c && (*c)->change_seq < from) rest.push_back(std::move(**c));
+  }
+  std::sort(rest.begin(), rest.end(),
+            [](const Candidate& a, const Candidate& b) { return a.change_seq > b.change_seq; });
+  for (const Candidate& c : rest) {
+    auto more = recent_step(c, first, true);
+    if (!more) return pass(more);
+    if (!*more) return {};
+    first = false;
+  }
+  return {};
 }
 
 namespace {
@@ -266,8 +326,13 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
       case 'w':
         if (!expression_) return {};
         return windows(cursor->a, cursor->b);
-      case 't':
-        return recent(cursor->a);
+      case 't': {
+        if (!expression_) return recent(cursor->a);
+        auto rowids = all_matches();
+        if (!rowids) return pass(rowids);
+        if (rowids->size() > half) return recent(cursor->a);
+        return recent_among(*rowids, cursor->a);
+      }
       default:
         return outline(cursor->a, cursor->b, cursor->c);
     }
@@ -276,6 +341,7 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   auto rowids = all_matches();
   if (!rowids) return pass(rowids);
   if (rowids->size() > half) return the_long_way();
+  if (r_.sort == SearchSort::kRecent) return recent_among(*rowids, kNoRow);
   auto done = complete(*rowids, 0);
   if (!done) return pass(done);
   if (!*done) {

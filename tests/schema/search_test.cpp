@@ -349,6 +349,30 @@ TEST_F(SearchPagesTest, EverySortPagesWithoutSkipOrRepeatAtAnyBudget) {
   EXPECT_TRUE(completed_none.empty());
 }
 
+// Recent order over few candidates far apart in the change index: the walk
+// down the index gives up on them (at most 100 entries a candidate) and the
+// rest are read and sorted; pages of one cross from the one way to the
+// other without a skip or a repeat, whatever the budget.
+TEST_F(SearchTest, RecentPagesOverSparseCandidatesNeitherSkipNorRepeat) {
+  std::vector<RecordOp> ops;
+  ops.push_back(op_of({.rkey = "old1", .text = "needle one"}));
+  ops.push_back(op_of({.rkey = "old2", .key = key_of(1), .text = "needle two"}));
+  for (int i = 0; i < 700; ++i) {
+    ops.push_back(op_of({.rkey = "h" + std::to_string(i), .key = key_of(2), .text = "hay"}));
+  }
+  ops.push_back(op_of({.rkey = "new", .key = key_of(3), .text = "needle three"}));
+  apply(std::move(ops));
+  const std::vector<std::string> newest_first{"new", "old2", "old1"};
+  EXPECT_EQ(all_pages("needle", SearchSort::kRecent, 20'000, 1), newest_first);
+  EXPECT_EQ(all_pages("needle", SearchSort::kRecent, 20'000, 25), newest_first);
+  for (const std::size_t budget : {2u, 8u, 40u}) {
+    EXPECT_EQ(all_pages("needle", SearchSort::kRecent, budget, 1), newest_first) << budget;
+  }
+  // Filters the index does not answer still apply.
+  EXPECT_EQ(all_pages("needle -two", SearchSort::kRecent, 20'000, 1),
+            (std::vector<std::string>{"new", "old1"}));
+}
+
 TEST_F(SearchPagesTest, ACursorContinuesOnlyItsOwnSearch) {
   auto first = page("apple", SearchSort::kRecent, std::nullopt, std::nullopt, 5);
   ASSERT_TRUE(first.has_value());
