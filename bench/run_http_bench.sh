@@ -108,6 +108,7 @@ fi
 # for a worker (the requests lane's queue; nothing else runs meanwhile). What
 # wrk's figures add beyond both is time in the front and in the client.
 metrics() { curl -sf "http://127.0.0.1:$port/metrics" | grep -E 'request_seconds_bucket\{method="app.bulleted.createNode"|queue_seconds_bucket\{lane="requests"' || true; }
+if [ -n "${ONLY:-}" ] && ! [[ "createNode, random positions" =~ $ONLY ]]; then exit 0; fi
 metrics > "$work/create.before"
 # The WAL's size meanwhile, every 50 ms: it should be started over, not grow.
 (while :; do stat -c %s "$work/bench.db-wal" 2>/dev/null || true; sleep 0.05; done) > "$work/wal.sizes" &
