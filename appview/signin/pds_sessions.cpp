@@ -29,10 +29,10 @@ std::int64_t unix_now() {
 
 // Refreshed this long before the access token's expiry.
 constexpr std::int64_t kRefreshMarginSeconds = 60;
-// Requests of one client address that may wait on PDSes at once: more than
-// the one of the identity fetches (people behind one address write at the
-// same time), fewer than the gate's places.
-constexpr int kPdsCallsPerClient = 2;
+// Requests of one account that may wait on its PDS at once, counted by the
+// account rather than the address (people behind one address, or a PDS
+// calling for its users with service auth, write at the same time).
+constexpr int kPdsCallsPerAccount = 2;
 
 }  // namespace
 
@@ -257,9 +257,9 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
                                         grant_sealed);
 }
 
-Result<void> hold_pds_place() {
+Result<void> hold_pds_place(const std::string& did) {
   if (auto* scope = identity::RequestScope::current();
-      scope != nullptr && !scope->hold(kPdsCallsPerClient)) {
+      scope != nullptr && !scope->hold_as("account " + did, kPdsCallsPerAccount)) {
     Error busy{ErrorCode::kUnavailable,
                "the app view is waiting on other hosts for other requests; retry in a second"};
     busy.retry_after_seconds = 1;
@@ -270,7 +270,7 @@ Result<void> hold_pds_place() {
 
 Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& session,
                                               firehose::XrpcRequest request) {
-  if (auto r = hold_pds_place(); !r) return std::unexpected(r.error());
+  if (auto r = hold_pds_place(session.did); !r) return std::unexpected(r.error());
   request.base_url = session.pds_url;
   auto send = [&]() -> Result<firehose::XrpcReply> {
     if (session.oauth) {

@@ -95,10 +95,10 @@ class PdsSessions {
 // a place of the outbound gate (identity::FetchGate) before it waits on a
 // PDS, or before it waits on anything (a group's lock) that a request
 // waiting on a PDS holds: slow PDSes never hold more workers than the
-// gate's places. kUnavailable (retry in a second) when none is free; a call
-// outside a request (an import job, the CLI) passes. PdsSessions::call
-// takes it itself.
-Result<void> hold_pds_place();
+// gate's places; an account's requests hold at most two. kUnavailable
+// (retry in a second) when none is free; a call outside a request (an
+// import job, the CLI) passes. PdsSessions::call takes it itself.
+Result<void> hold_pds_place(const std::string& did);
 
 // The error a failed PDS answer means for our caller: InvalidSwap is
 // kRepoChanged; auth failures kAuthRequired; 429 kRateLimited with the

@@ -9,7 +9,7 @@ Result<std::unique_ptr<RecordSink>> PlainWrites::sink(schema::Store&, PdsSession
   if (services_.pds == nullptr) return fail(ErrorCode::kInternal, "a PDS session without pds mode");
   // Before the writer waits on a group's lock, which a write waiting on
   // the PDS may hold.
-  if (auto r = hold_pds_place(); !r) return std::unexpected(r.error());
+  if (auto r = hold_pds_place(session->did); !r) return std::unexpected(r.error());
   PdsServices& pds = *services_.pds;
   return std::make_unique<PdsSink>(pds.sessions, *session, pds.heads, pds.written);
 }

@@ -61,9 +61,11 @@ RequestScope::~RequestScope() { current_scope = outer_; }
 
 RequestScope* RequestScope::current() { return current_scope; }
 
-bool RequestScope::hold(int per_client) {
+bool RequestScope::hold(int per_client) { return hold_as(client_, per_client); }
+
+bool RequestScope::hold_as(const std::string& client, int per_client) {
   if (place_) return true;
-  auto place = gate_.try_enter(client_, per_client);
+  auto place = gate_.try_enter(client, per_client);
   if (!place) return false;
   place_.emplace(std::move(*place));
   return true;

@@ -14,7 +14,7 @@
 //
 // Fetches made while serving a request (a RequestScope on the thread) first
 // take a place in the FetchGate: at most `total` requests at once hold one,
-// one per client (two for pds mode's calls to users' PDSes,
+// one per client (pds mode's calls to users' PDSes: two per account,
 // appview/signin/pds_sessions.cpp), each for the rest of its request. A request that finds no
 // place is refused at once (kUnavailable, retry in a second); it never waits
 // behind a slow host, and slow hosts can never hold more workers than the
@@ -122,6 +122,9 @@ class RequestScope {
   // Holds a place of the gate for the rest of the request; false when none
   // is free (or the client's requests hold `per_client` already).
   bool hold(int per_client = 1);
+  // The same, the place counted as `client`'s (an account rather than the
+  // address it came from) when the request holds none yet.
+  bool hold_as(const std::string& client, int per_client);
 
  private:
   FetchGate& gate_;

@@ -191,6 +191,19 @@ TEST(FetcherTest, AClientMayHoldAsManyPlacesAsItsKindOfCallAllows) {
   EXPECT_TRUE(gate.try_enter("addr 198.51.100.1", 2));
 }
 
+TEST(FetcherTest, ARequestMayCountItsPlaceAsItsAccounts) {
+  FetchGate gate(8);
+  RequestScope first(gate, "addr 198.51.100.1");
+  RequestScope second(gate, "addr 198.51.100.2");
+  RequestScope third(gate, "addr 198.51.100.3");
+  EXPECT_TRUE(first.hold_as("account did:plc:a", 2));
+  EXPECT_TRUE(second.hold_as("account did:plc:a", 2));
+  EXPECT_FALSE(third.hold_as("account did:plc:a", 2)) << "the account's third, from anywhere";
+  EXPECT_TRUE(third.hold_as("account did:plc:b", 2));
+  EXPECT_TRUE(third.hold_as("account did:plc:c", 2)) << "a request keeps the place it holds";
+  EXPECT_EQ(gate.held(), 3);
+}
+
 TEST(FetcherTest, ARequestKeepsItsPlaceForAllItsFetches) {
   auto client = std::make_shared<FakeXrpcClient>(
       [](const firehose::XrpcRequest&) { return reply_of(200, "{}"); });
