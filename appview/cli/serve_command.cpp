@@ -249,10 +249,20 @@ appview::HttpServerOptions http_options(const appview::Config& config, appview::
     api.decorate(head, response);
   };
   http.waited = [&metrics](appview::Lane lane, double seconds) {
-    metrics.record_wait(lane == appview::Lane::kOperators ? "operators"
-                        : lane == appview::Lane::kStreams ? "streams"
-                                                          : "requests",
+    metrics.record_wait(lane == appview::Lane::kOperators  ? "operators"
+                        : lane == appview::Lane::kStreams  ? "streams"
+                        : lane == appview::Lane::kSearches ? "searches"
+                                                           : "requests",
                         seconds);
+  };
+  // Searches run in their own lane, as many at once as they may, four
+  // waiting each (a client's next search arrives before the worker that
+  // answered its last has taken up the one queued behind it); the rest are
+  // refused at once (429), counted as the searches' own refusals are.
+  http.search_workers = appview::search_places(config);
+  http.max_searches_queued = 4 * static_cast<std::size_t>(appview::search_places(config));
+  http.overflowed = [&metrics](appview::Lane lane) {
+    if (lane == appview::Lane::kSearches) ++metrics.search_refused;
   };
   return http;
 }

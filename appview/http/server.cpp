@@ -6,6 +6,8 @@
 #include <cpprest/producerconsumerstream.h>
 #include <pplx/threadpool.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -66,6 +68,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::unique_ptr<WorkQueue> requests;
   std::unique_ptr<WorkQueue> operators;
   std::unique_ptr<WorkQueue> streams;
+  std::unique_ptr<WorkQueue> searches;
 
   // An answer to `head` as it goes out: decorated (options.decorate).
   http_response finish(const HttpRequestHead& head, HttpResponse out, bool head_only,
@@ -75,14 +78,19 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   }
 
   HttpResponse refuse(ErrorCode code, std::string message) const {
-    const Error error{code, std::move(message)};
+    return refuse(Error{code, std::move(message)});
+  }
+  HttpResponse refuse(const Error& error) const {
     if (options.refusal) return options.refusal(error);
     // Messages may quote the request (a transfer coding): escaped as JSON.
-    const ErrorStatus& status = error_status(code);
+    const ErrorStatus& status = error_status(error.code);
     HttpResponse response;
     response.status = status.status;
     response.body = nlohmann::json{{"error", status.name}, {"message", error.message}}.dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (error.retry_after_seconds > 0) {
+      response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+    }
     return response;
   }
 
@@ -160,6 +168,7 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   WorkQueue& queue_of(Lane lane) const {
     if (lane == Lane::kOperators) return *operators;
     if (lane == Lane::kStreams) return *streams;
+    if (lane == Lane::kSearches) return *searches;
     return *requests;
   }
 
@@ -177,8 +186,14 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       self->serve(request, std::move(in));
     };
     if (!queue_of(lane).push(std::move(job))) {
-      send(request, finish(head, refuse(ErrorCode::kUnavailable, "too many requests in progress"),
-                           false, false));
+      Error busy{ErrorCode::kUnavailable, "too many requests in progress"};
+      if (lane == Lane::kSearches) {
+        busy = Error{ErrorCode::kRateLimited,
+                     "too many searches are running (limits.maxConcurrentSearches); retry soon"};
+        busy.retry_after_seconds = 1;
+      }
+      if (options.overflowed) options.overflowed(lane);
+      send(request, finish(head, refuse(busy), false, false));
       finished();
     }
   }
@@ -330,9 +345,18 @@ Result<void> HttpServer::start() {
   state->requests = std::make_unique<WorkQueue>(state->options.max_queued, state->options.workers);
   state->operators = std::make_unique<WorkQueue>(64, 1);
   state->streams = std::make_unique<WorkQueue>(state->options.max_streams_queued, 1);
+  state->searches = std::make_unique<WorkQueue>(state->options.max_searches_queued,
+                                                state->options.search_workers);
   state->requests->start();
   state->operators->start();
   state->streams->start();
+  // Nice values are per thread on Linux; raising one needs no privilege.
+  state->searches->start([nice = state->options.search_nice] {
+    if (nice > 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
+                                  ::getpriority(PRIO_PROCESS, 0) + nice) != 0) {
+      spdlog::warn("http: the searches' lane keeps the process's priority");
+    }
+  });
   const std::string address =
       "http://" + state->options.bind + ":" + std::to_string(state->options.port);
   try {
@@ -367,6 +391,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
     if (state->requests) state->requests->stop();
     if (state->operators) state->operators->stop();
     if (state->streams) state->streams->stop();
+    if (state->searches) state->searches->stop();
     return;
   }
   state->draining = true;
@@ -386,6 +411,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   state->requests->stop();
   state->operators->stop();
   state->streams->stop();
+  state->searches->stop();
   if (!pending_replies().wait(std::chrono::seconds(2))) {
     spdlog::warn("http: replies still unsettled two seconds after the listener closed");
   }

@@ -124,6 +124,9 @@ enum class Lane {
                // block
   kStreams,    // a worker and a queue of their own: held answers (change
                // streams), whose handlers only open them
+  kSearches,   // workers of their own at a lower CPU priority, and a short
+               // queue (429 past it): searches, whose cost other requests
+               // must not feel
 };
 
 // The front's decision from the head of a request.
@@ -141,6 +144,14 @@ struct HttpServerOptions {
   // The streams' lane's queue (10,000 clients reconnecting at once after a
   // restart wait there, not in the requests' queue).
   std::size_t max_streams_queued = 16384;
+  // The searches' lane: its workers (each with a nice value this much
+  // above the process's: the kernel gives other workers the cores first),
+  // and how many searches may wait for one.
+  int search_workers = 1;
+  std::size_t max_searches_queued = 1;
+  int search_nice = 5;
+  // Called when a lane's queue is full and a request is refused for it.
+  std::function<void(Lane)> overflowed;
   // Called on a listener thread with the request's head; must be quick (no
   // network, at most an indexed SQLite read). Without it every request is
   // admitted with `default_body_limit`.

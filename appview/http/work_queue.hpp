@@ -1,5 +1,5 @@
 // A queue of request jobs and the worker threads that drain it: one a lane
-// (requests, operators). Internal to the HTTP front.
+// (requests, operators, streams, searches). Internal to the HTTP front.
 #pragma once
 
 #include <algorithm>
@@ -17,9 +17,13 @@ class WorkQueue {
  public:
   WorkQueue(std::size_t max_queued, int threads) : max_queued_(max_queued), threads_(threads) {}
 
-  void start() {
+  // `on_thread` runs first on each worker thread (its priority).
+  void start(const std::function<void()>& on_thread = {}) {
     for (int i = 0; i < std::max(1, threads_); ++i) {
-      workers_.emplace_back([this] { run(); });
+      workers_.emplace_back([this, on_thread] {
+        if (on_thread) on_thread();
+        run();
+      });
     }
   }
   bool push(std::function<void()> job) {

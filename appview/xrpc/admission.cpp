@@ -125,6 +125,8 @@ Admission Api::admit_method(const HttpRequestHead& head, const ApiMethod& method
   // A held answer only opens in its handler: the streams' lane, where a
   // crowd reconnecting after a restart waits without filling the requests'.
   if (method.answer == AnswerBound::kHeld) admission.lane = Lane::kStreams;
+  // Searches in theirs: their cost is not the other requests' to feel.
+  if (method.lane == MethodLane::kSearches) admission.lane = Lane::kSearches;
   return admission;
 }
 

@@ -79,6 +79,14 @@ enum class StreamGate {
   kExports,  // limits.maxConcurrentExports, and one per client
 };
 
+// Where a call runs (the HTTP front's lanes).
+enum class MethodLane {
+  kShared,    // the request workers (or the streams' lane for held answers)
+  kSearches,  // the searches' lane: limits.maxConcurrentSearches workers of
+              // their own at a lower CPU priority, four waiting a worker,
+              // 429 beyond
+};
+
 struct ApiMethod {
   std::string_view nsid;
   MethodKind kind;
@@ -89,6 +97,7 @@ struct ApiMethod {
   Needs needs = Needs::kIndex;
   AnswerBound answer = AnswerBound::kPage;
   StreamGate gate = StreamGate::kNone;
+  MethodLane lane = MethodLane::kShared;
 };
 
 // Every method, in the table's order (for tests that walk it).

@@ -243,8 +243,9 @@ async function hostileSearches(port) {
       assert(page.results.length <= 100, 'at most the limit');
       assert(!page.cursor || page.cursor.length <= 512, 'a cursor of at most 512 bytes');
     }
-    // Four at a time on four workers: one runs, one waits for its place,
-    // so at least one of each four is answered.
+    // Four at a time, with one searches' worker (a quarter of four): one
+    // runs and the rest wait for it, so at least one of each four is
+    // answered; getChildren meanwhile runs on the request workers.
     for (let at = 0; at < answers.length; at += 4) {
       assert(answers.slice(at, at + 4).some((r) => r.status === 200), `one of each four answered: ${answers.map((r) => r.status)}`);
     }

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -283,6 +284,57 @@ TEST_F(HttpFrontTest, TheTimeARequestWaitsForAWorkerIsReportedWithItsLane) {
   EXPECT_EQ(waits[1].second, 0.0) << "its own lane had a worker free";
   EXPECT_EQ(waits[2].first, Lane::kRequests);  // /next, once /slow let the worker go
   EXPECT_EQ(waits[2].second, 300.0) << "the wait behind the held worker";
+}
+
+// Searches run on workers of their own, at a lower priority, with a short
+// queue: while they are all busy and one waits, another search is 429 at
+// once and other requests are served by the request workers.
+TEST_F(HttpFrontTest, SearchesRunInTheirOwnLaneAtALowerPriority) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.search_workers = 1;
+  options.max_searches_queued = 1;
+  options.search_nice = 3;
+  std::atomic<int> overflows{0};
+  options.overflowed = [&](Lane lane) {
+    if (lane == Lane::kSearches) ++overflows;
+  };
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.path.starts_with("/search")) admission.lane = Lane::kSearches;
+    return admission;
+  };
+  const int base_nice = ::getpriority(PRIO_PROCESS, 0);
+  std::shared_future<void> released = release_.get_future().share();
+  auto busy = std::make_shared<std::promise<void>>();
+  std::future<void> held = busy->get_future();
+  std::atomic<int> search_nice{-100};
+  start(std::move(options), [&, busy, released](const HttpRequest& request) {
+    if (request.path == "/search-held") {
+      search_nice = ::getpriority(PRIO_PROCESS, 0);
+      busy->set_value();
+      released.wait();
+    }
+    return plain(200, request.path);
+  });
+  Client held_search(port_);
+  held_search.send("GET /search-held HTTP/1.1\r\nHost: h\r\n\r\n");
+  held.wait();
+  Client waiting(port_);
+  waiting.send("GET /search-waiting HTTP/1.1\r\nHost: h\r\n\r\n");
+  while (server_->queued(Lane::kSearches) < 1) std::this_thread::yield();
+  const std::string refused = request("GET /search-refused HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 429")) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
+  EXPECT_EQ(overflows.load(), 1);
+  EXPECT_TRUE(request("GET /other HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/other"))
+      << "the request worker is not the searches'";
+  release_worker();
+  EXPECT_TRUE(held_search.response().ends_with("/search-held"));
+  EXPECT_TRUE(waiting.response().ends_with("/search-waiting"));
+  EXPECT_EQ(search_nice.load(), std::min(base_nice + 3, 19));
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), base_nice) << "the test's own thread is untouched";
 }
 
 TEST_F(HttpFrontTest, AStreamedAnswerArrivesWholeAndChunked) {

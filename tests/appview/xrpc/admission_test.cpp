@@ -76,6 +76,9 @@ TEST_F(AdmitTest, ProceduresNeedAValidTokenBeforeTheirBody) {
       << "a pds-mode method in local mode, refused before anything else";
   EXPECT_EQ(admit("_health", "198.51.100.2", {}, "GET").lane, Lane::kOperators)
       << "/xrpc/_health is answered on the operators' thread";
+  EXPECT_EQ(admit("app.bulleted.searchNodes", "198.51.100.2", {}, "GET").lane, Lane::kSearches)
+      << "searches run in a lane of their own";
+  EXPECT_EQ(admit("app.bulleted.getNode", "198.51.100.2", {}, "GET").lane, Lane::kRequests);
 }
 
 TEST_F(AdmitTest, ARandomTokenPerRequestIsCountedAgainstTheAddress) {
