@@ -109,6 +109,12 @@ try {
   };
 
   await runner.test('follows creates, updates, moves, deletes and batches (and its change streams tell them)', async () => {
+    // The start's backfill first (readiness waits for it): a resync that
+    // read the repo after these writes would index only their outcome, and
+    // a record created and deleted meanwhile would never have been the
+    // index's to tell.
+    await waitFor('the backfill', async () =>
+      (await fetch(`http://127.0.0.1:${indexerPort}/readyz`).catch(() => null))?.status === 200, 60000, 100);
     const aliceStream = await follow(alice.did);
     await create(alice, 'root', node('Root', { sortKey: 'a0' }));
     await create(alice, 'child1', node('Child 1', { sortKey: 'a0', parent: uri(alice.did, 'root') }));
