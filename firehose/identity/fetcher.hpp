@@ -15,10 +15,10 @@
 // Fetches made while serving a request (a RequestScope on the thread) first
 // take a place in the FetchGate: at most `total` requests at once hold one,
 // one per client (pds mode's calls to users' PDSes: two per account,
-// appview/signin/pds_sessions.cpp), each for the rest of its request. A request that finds no
-// place is refused at once (kUnavailable, retry in a second); it never waits
-// behind a slow host, and slow hosts can never hold more workers than the
-// gate's places. Fetches outside a request (the firehose, the CLI) run on
+// appview/signin/pds_sessions.cpp), each for the rest of its request. A
+// request that finds no place is refused at once (kUnavailable, retry in a
+// second); it never waits behind a slow host, and slow hosts can never hold
+// more workers than the gate's places. Fetches outside a request (the firehose, the CLI) run on
 // threads of their own and pass no gate.
 //
 // Thread-safe.

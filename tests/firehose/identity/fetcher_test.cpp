@@ -87,8 +87,9 @@ TEST(FetcherTest, TheNetworksAddressesPassThePolicyTheOperatorsAreUsedAsGiven) {
 }
 
 TEST(FetcherTest, AFailedGetIsRememberedSoAFloodCostsTheHostOneRead) {
-  auto client = std::make_shared<FakeXrpcClient>(
-      [](const firehose::XrpcRequest&) { return reply_of(404, R"({"message":"DID not registered"})"); });
+  auto client = std::make_shared<FakeXrpcClient>([](const firehose::XrpcRequest&) {
+    return reply_of(404, R"({"message":"DID not registered"})");
+  });
   auto fetcher = Fetcher::over(client);
   for (int i = 0; i < 50; ++i) {
     auto answer = fetcher->fetch(FetchKind::kDidDocument, Target::kOperator, kDocument);
@@ -139,8 +140,8 @@ TEST(FetcherTest, SuccessesAndPostsAreNotRememberedAndMemoryExpires) {
 
 TEST(FetcherTest, RequestsWaitingOnSlowHostsHoldAtMostTheGatesPlacesAndOthersAreRefusedAtOnce) {
   Tarpit tarpit;
-  auto client = std::make_shared<FakeXrpcClient>(
-      [&](const firehose::XrpcRequest&) { return tarpit.hold(); });
+  auto client =
+      std::make_shared<FakeXrpcClient>([&](const firehose::XrpcRequest&) { return tarpit.hold(); });
   auto fetcher = Fetcher::over(client);
   FetchGate gate(2);
   auto in_request = [&](std::string who, std::string did) {
@@ -165,9 +166,8 @@ TEST(FetcherTest, RequestsWaitingOnSlowHostsHoldAtMostTheGatesPlacesAndOthersAre
   EXPECT_EQ(again.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(client->calls(), 2u);
   // Fetches outside a request (the firehose) pass no gate.
-  std::thread outside([&] {
-    fetcher->fetch(FetchKind::kDidDocument, Target::kOperator, kDocument);
-  });
+  std::thread outside(
+      [&] { fetcher->fetch(FetchKind::kDidDocument, Target::kOperator, kDocument); });
   tarpit.wait_for_waiting(3);
   tarpit.release();
   outside.join();
@@ -252,8 +252,8 @@ TEST(IdentityFetchTest, AHugeDidDocumentIsRefusedNotParsed) {
 
 TEST(IdentityFetchTest, WhileOneRequestReadsADidAnotherRequestForItIsToldToComeBack) {
   Tarpit tarpit;
-  auto plc = std::make_shared<FakeXrpcClient>(
-      [&](const firehose::XrpcRequest&) { return tarpit.hold(); });
+  auto plc =
+      std::make_shared<FakeXrpcClient>([&](const firehose::XrpcRequest&) { return tarpit.hold(); });
   IdentityResolver resolver(Fetcher::over(plc), {.plc_url = "https://plc.example"});
   FetchGate gate(4);
   auto reading = std::async(std::launch::async, [&] {
