@@ -1,5 +1,5 @@
-// The ceiling of the HTTP front on this machine: the same HttpServer (cpprest
-// listener, worker pool) answering every request with a fixed JSON body
+// The ceiling of the HTTP front on this machine: the same HttpServer (its
+// connections, worker pool) answering every request with a fixed JSON body
 // (2 KB unless BYTES says) and no work. Runs until SIGINT/SIGTERM.
 // Usage: http_ceiling PORT [BYTES]
 #include <signal.h>
@@ -17,7 +17,6 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  bulleted::appview::init_cpprest_threads(2);
   const std::size_t bytes = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 2000;
   std::string body = "{\"nodes\":[";
   while (body.size() < bytes) body += "{\"text\":\"a bullet of ordinary length\"},";

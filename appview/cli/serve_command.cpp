@@ -21,6 +21,7 @@
 #include "appview/xrpc/views.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "firehose/cid.hpp"
+#include "firehose/client/xrpc_client.hpp"
 #include "firehose/consumer/consumer.hpp"
 #include "firehose/consumer/http_fetcher.hpp"
 #include "schema/store.hpp"
@@ -146,10 +147,10 @@ std::variant<Setup, int> set_up(const std::vector<std::string>& argv, std::ostre
                appview::to_json(config, true).dump());
   // OpenSSL initialises itself on first use and leaves that state with the
   // thread that did it: let it be this one, which ends cleanly, rather than a
-  // cpprest pool thread (admission digests tokens there), which never does.
+  // pool thread that never does.
   (void)firehose::sha256("");
-  // Before any other cpprest use: a small pool gives the best tail latency.
-  appview::init_cpprest_threads(2);
+  // Before any other cpprest use: a small pool serves the network clients.
+  firehose::init_cpprest_threads(2);
   setup.store = open_store_or_report(config, err);
   if (!setup.store) return 1;
   spdlog::info("database {} at schema version {}", config.db_path, schema::Store::schema_version());

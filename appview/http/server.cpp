@@ -1,27 +1,38 @@
-#define _TURN_OFF_PLATFORM_STRING
 #include "appview/http/server.hpp"
 
-#include <cpprest/containerstream.h>
-#include <cpprest/http_listener.h>
-#include <cpprest/producerconsumerstream.h>
-#include <pplx/threadpool.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
+// clang-format off
+#include <utility>  // before asio: its awaitable.hpp uses std::exchange
+// clang-format on
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
 
 #include "appview/http/answers.hpp"
+#include "appview/http/connection.hpp"
 #include "appview/http/work_queue.hpp"
 
 namespace bulleted::appview {
 
 using namespace http_detail;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 std::optional<Error> framing_problem(
     const std::vector<std::pair<std::string, std::string>>& headers) {
@@ -57,10 +68,9 @@ std::optional<Error> framing_problem(
   return std::nullopt;
 }
 
-struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
+struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State> {
   HttpServerOptions options;
   HttpHandler handler;
-  std::unique_ptr<web::http::experimental::listener::http_listener> listener;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
   std::mutex idle_mutex;
@@ -69,18 +79,16 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   std::unique_ptr<WorkQueue> operators;
   std::unique_ptr<WorkQueue> streams;
   std::unique_ptr<WorkQueue> searches;
-
-  // An answer to `head` as it goes out: decorated (options.decorate).
-  http_response finish(const HttpRequestHead& head, HttpResponse out, bool head_only,
-                       bool close) const {
-    if (options.decorate) options.decorate(head, out);
-    return to_cpprest(std::move(out), head_only, close);
-  }
+  std::unique_ptr<asio::io_context> io;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> io_threads;
+  std::mutex connections_mutex;
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections;
 
   HttpResponse refuse(ErrorCode code, std::string message) const {
-    return refuse(Error{code, std::move(message)});
+    return refusal(Error{code, std::move(message)});
   }
-  HttpResponse refuse(const Error& error) const {
+  HttpResponse refusal(const Error& error) const override {
     if (options.refusal) return options.refusal(error);
     // Messages may quote the request (a transfer coding): escaped as JSON.
     const ErrorStatus& status = error_status(error.code);
@@ -93,6 +101,10 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     }
     return response;
   }
+  void decorate(const HttpRequestHead& head, HttpResponse& response) const override {
+    if (options.decorate) options.decorate(head, response);
+  }
+  std::chrono::seconds read_timeout() const override { return options.read_timeout; }
 
   void finished() {
     if (--in_flight == 0) {
@@ -100,17 +112,57 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
       idle.notify_all();
     }
   }
-
-  // Answers without reading the body; the connection is closed when a body
-  // was announced, since its bytes would otherwise be read as the next request.
-  void answer_unread(http_request request, const HttpRequestHead& head, HttpResponse out,
-                     bool body_pending) {
-    if (body_pending) refuse_body(request);
-    send(request, finish(head, std::move(out), head.method == "HEAD", body_pending));
+  void abandoned() override { finished(); }
+  void closed(Connection* connection) override {
+    std::lock_guard lock(connections_mutex);
+    connections.erase(connection);
   }
 
-  // Runs the handler on a worker and replies (streaming when asked).
-  void serve(http_request request, HttpRequest in) {
+  Decision decide(const HttpRequestHead& head, const Fields& fields, const Target& target,
+                  std::size_t length, bool body_pending) override {
+    Decision decision;
+    auto answer = [&](HttpResponse response, bool close) {
+      decision.answer = std::move(response);
+      decision.close = close;
+      return decision;
+    };
+    if (draining)
+      return answer(refuse(ErrorCode::kUnavailable, "the server is shutting down"), true);
+    if (auto problem = framing_problem(fields)) return answer(refusal(*problem), true);
+    if (target.network_path || target.invalid) {
+      return answer(refuse(ErrorCode::kInvalidRequest, target.network_path
+                                                           ? "the request target must be a path"
+                                                           : "the request target is not a path"),
+                    body_pending);
+    }
+    Admission admission;
+    admission.body_limit = options.default_body_limit;
+    if (options.admit) {
+      try {
+        admission = options.admit(head);
+      } catch (const std::exception& e) {
+        spdlog::error("http: admission failed: {}", e.what());
+        admission.refusal = refuse(ErrorCode::kInternal, "the request failed");
+      }
+    }
+    if (admission.refusal) return answer(std::move(*admission.refusal), body_pending);
+    if (length > admission.body_limit) {
+      return answer(
+          refuse(ErrorCode::kPayloadTooLarge,
+                 "the body is larger than " + std::to_string(admission.body_limit) + " bytes"),
+          true);
+    }
+    // A body is read first: what has one is answered on the operators' thread.
+    decision.lane =
+        length > 0 && admission.lane == Lane::kAtOnce ? Lane::kOperators : admission.lane;
+    decision.body_length = length;
+    ++in_flight;
+    return decision;
+  }
+
+  // Runs the handler and answers into `reply` (streaming, or handing a held
+  // answer to its holder, when asked).
+  void serve(const HttpRequest& in, const std::shared_ptr<Reply>& reply, bool at_once) {
     HttpResponse out;
     try {
       out = handler(in);
@@ -120,49 +172,36 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     }
     const bool head_only = in.method == "HEAD";
     if (out.hold && !head_only) {
-      hold(request, in, std::move(out));
+      auto take = out.hold;  // left in `out`: it says the answer is chunked
+      reply->answer(std::move(out), false);
+      try {
+        take(reply);
+      } catch (const std::exception& e) {
+        spdlog::error("http: a held answer could not be taken up: {}", e.what());
+        reply->end(true);
+      }
       finished();
       return;
     }
     if (!out.stream || head_only) {
-      send(request, finish(in, std::move(out), head_only, false));
+      reply->answer(std::move(out));
       finished();
       return;
     }
-    auto failed = std::make_shared<std::atomic<bool>>(false);
-    BufferStream stream(failed, out.stream_waits);
     auto produce = std::move(out.stream);
     out.stream = [](ResponseStream&) {};  // still a streamed answer: no body set
-    http_response response = finish(in, out, false, false);
-    response.set_body(concurrency::streams::istream(stream.buffer()), out.content_type);
-    send(request, response, [failed](bool ok) {
-      if (!ok) *failed = true;
-    });
+    // An answer made on a thread that writes it out must never wait for it.
+    const bool waits = out.stream_waits && !at_once;
+    reply->answer(std::move(out), waits);
+    bool failed = false;
     try {
-      produce(stream);
+      produce(*reply);
     } catch (const std::exception& e) {
       spdlog::error("http: a streamed answer failed: {}", e.what());
-      *failed = true;
+      failed = true;
     }
-    stream.finish();
+    reply->end(failed);
     finished();
-  }
-
-  // Sends a held answer's head and hands the answer to its holder: the
-  // worker does not wait for it.
-  void hold(http_request request, const HttpRequestHead& head, HttpResponse out) {
-    auto held = std::make_shared<HeldBuffer>();
-    auto take = out.hold;  // left in `out`: it says the answer is chunked
-    const std::string content_type = out.content_type;
-    http_response response = finish(head, std::move(out), false, false);
-    response.set_body(concurrency::streams::istream(held->buffer()), content_type);
-    send(request, response, [held](bool) { held->settled(); });
-    try {
-      take(held);
-    } catch (const std::exception& e) {
-      spdlog::error("http: a held answer could not be taken up: {}", e.what());
-      held->end(true);
-    }
   }
 
   WorkQueue& queue_of(Lane lane) const {
@@ -176,14 +215,17 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
     return options.clock ? options.clock() : std::chrono::steady_clock::now();
   }
 
-  void dispatch(http_request request, HttpRequest in, Lane lane) {
-    const HttpRequestHead head = in;
-    auto job = [self = shared_from_this(), request, in = std::move(in), lane,
-                queued = now()]() mutable {
+  void hand_on(HttpRequest in, Lane lane, std::shared_ptr<Reply> reply) override {
+    if (lane == Lane::kAtOnce) {
+      // Here, on the connection's thread: no queue to wait in.
+      serve(in, reply, true);
+      return;
+    }
+    auto job = [self = shared_from_this(), in = std::move(in), reply, lane, queued = now()] {
       if (self->options.waited) {
         self->options.waited(lane, std::chrono::duration<double>(self->now() - queued).count());
       }
-      self->serve(request, std::move(in));
+      self->serve(in, reply, false);
     };
     if (!queue_of(lane).push(std::move(job))) {
       Error busy{ErrorCode::kUnavailable, "too many requests in progress"};
@@ -193,138 +235,95 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
         busy.retry_after_seconds = 1;
       }
       if (options.overflowed) options.overflowed(lane);
-      send(request, finish(head, refuse(busy), false, false));
+      reply->answer(refusal(busy));
       finished();
     }
   }
 
-  void on_request(http_request request) {
-    HttpRequest in;
-    std::vector<std::pair<std::string, std::string>> raw;
-    for (const auto& [name, value] : request.headers()) {
-      raw.emplace_back(name, value);
-      in.headers[lower_trimmed(name)] = value;
-    }
-    in.method = request.method();
-    in.path = web::uri::decode(request.relative_uri().path());
-    in.query = request.relative_uri().query();
-    in.remote = request.remote_address();
-    // A target of the form //host/path parses as an authority and an empty
-    // path: it names no path of this server (and must not read as "/").
-    const bool network_path =
-        request.request_uri().scheme().empty() && !request.request_uri().host().empty();
-    if (draining) {
-      send(request,
-           finish(in, refuse(ErrorCode::kUnavailable, "the server is shutting down"), false, true));
-      return;
-    }
-    ++in_flight;
-    const auto& headers = request.headers();
-    const bool body_pending = headers.has("Transfer-Encoding") ||
-                              (headers.has("Content-Length") && headers.content_length() > 0) ||
-                              in.headers.contains("transfer-encoding");
-    if (auto problem = framing_problem(raw)) {
-      answer_unread(request, in, refuse(problem->code, problem->message), true);
-      finished();
-      return;
-    }
-    if (network_path) {
-      answer_unread(request, in,
-                    refuse(ErrorCode::kInvalidRequest, "the request target must be a path"),
-                    body_pending);
-      finished();
-      return;
-    }
-    Admission admission;
-    admission.body_limit = options.default_body_limit;
-    if (options.admit) {
-      try {
-        admission = options.admit(in);
-      } catch (const std::exception& e) {
-        spdlog::error("http: admission failed: {}", e.what());
-        admission.refusal = refuse(ErrorCode::kInternal, "the request failed");
+  // Takes connections until the acceptor closes; each is served on a strand
+  // of its own.
+  static asio::awaitable<void> accept(std::shared_ptr<State> self) {
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    while (self->acceptor->is_open()) {
+      tcp::socket socket(asio::make_strand(*self->io));
+      boost::system::error_code ec;
+      co_await self->acceptor->async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec == asio::error::operation_aborted || !self->acceptor->is_open()) break;
+      if (ec) {
+        // Out of descriptors, or a connection reset before it was taken: a
+        // pause, not a spin.
+        spdlog::warn("http: accepting a connection failed: {}", ec.message());
+        pause.expires_after(std::chrono::milliseconds(50));
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        continue;
       }
+      socket.set_option(tcp::no_delay(true), ec);
+      auto executor = socket.get_executor();
+      auto connection = std::make_shared<Connection>(self, std::move(socket));
+      {
+        std::lock_guard lock(self->connections_mutex);
+        self->connections.emplace(connection.get(), connection);
+      }
+      asio::co_spawn(
+          executor, [connection]() -> asio::awaitable<void> { co_await connection->run(); },
+          report_failure);
     }
-    if (admission.refusal) {
-      answer_unread(request, in, std::move(*admission.refusal), body_pending);
-      finished();
-      return;
-    }
-    const std::size_t length = headers.has("Content-Length") ? headers.content_length() : 0;
-    if (length > admission.body_limit) {
-      answer_unread(
-          request, in,
-          refuse(ErrorCode::kPayloadTooLarge,
-                 "the body is larger than " + std::to_string(admission.body_limit) + " bytes"),
-          true);
-      finished();
-      return;
-    }
-    if (length == 0 && admission.lane == Lane::kAtOnce) {
-      // Answered here, on the listener's thread: no queue to wait in.
-      serve(request, std::move(in));
-      return;
-    }
-    if (length == 0) {
-      dispatch(request, std::move(in), admission.lane);
-      return;
-    }
-    read_body(request, std::move(in), length,
-              admission.lane == Lane::kAtOnce ? Lane::kOperators : admission.lane);
   }
 
-  // Reads an admitted body into the request, then dispatches it. Memory
-  // follows what has arrived, never what was announced: a client that
-  // announces 50 MiB and sends nothing holds a piece, not 50 MiB.
-  void read_body(http_request request, HttpRequest in, std::size_t length, Lane lane) {
-    struct Reading {
-      HttpRequest in;
-      std::size_t length;
-      Lane lane;
-      std::string body;
-    };
-    auto reading = std::make_shared<Reading>(Reading{std::move(in), length, lane, {}});
-    read_piece(request, reading);
+  static void report_failure(const std::exception_ptr& failure) {
+    if (!failure) return;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      spdlog::error("http: a connection failed: {}", e.what());
+    } catch (...) {
+      spdlog::error("http: a connection failed");
+    }
   }
 
-  template <class Reading>
-  void read_piece(http_request request, std::shared_ptr<Reading> reading) {
-    constexpr std::size_t kPiece = 64 * 1024;
-    auto piece = std::make_shared<concurrency::streams::container_buffer<std::string>>();
-    request.body()
-        .read(*piece, std::min(kPiece, reading->length - reading->body.size()))
-        .then([self = shared_from_this(), request, reading,
-               piece](pplx::task<std::size_t> read) mutable {
+  Result<void> listen() {
+    const std::string address = options.bind + ":" + std::to_string(options.port);
+    try {
+      io = std::make_unique<asio::io_context>(std::max(1, options.io_threads));
+      tcp::resolver resolver(*io);
+      const auto found = resolver.resolve(options.bind, std::to_string(options.port),
+                                          tcp::resolver::passive | tcp::resolver::numeric_service);
+      if (found.empty()) return fail(ErrorCode::kUnavailable, "cannot resolve " + address);
+      const tcp::endpoint endpoint = found.begin()->endpoint();
+      acceptor = std::make_unique<tcp::acceptor>(*io);
+      acceptor->open(endpoint.protocol());
+      acceptor->set_option(asio::socket_base::reuse_address(true));
+      acceptor->bind(endpoint);
+      acceptor->listen(asio::socket_base::max_listen_connections);
+    } catch (const std::exception& e) {
+      acceptor.reset();
+      io.reset();
+      return fail(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + e.what());
+    }
+    asio::co_spawn(*io, accept(shared_from_this()), report_failure);
+    for (int i = 0; i < std::max(1, options.io_threads); ++i) {
+      io_threads.emplace_back([this] {
+        // run() returns when stopped; a handler that throws is reported and
+        // the thread goes on.
+        while (true) {
           try {
-            const std::size_t got = read.get();
-            std::string& body = reading->body;
-            if (got > 0 && body.size() + got <= reading->length) {
-              // Grown by doubling, never past the announced length.
-              if (body.size() + got > body.capacity()) {
-                body.reserve(
-                    std::min(reading->length, std::max(body.capacity() * 2, body.size() + got)));
-              }
-              body.append(piece->collection(), 0, got);
-            }
-            if (got == 0 || body.size() >= reading->length) {
-              if (body.size() != reading->length) throw BodyRefused();
-              reading->in.body = std::move(body);
-              self->dispatch(request, std::move(reading->in), reading->lane);
-              return;
-            }
-            self->read_piece(request, reading);
-          } catch (...) {
-            send(request, self->finish(reading->in,
-                                       self->refuse(ErrorCode::kInvalidRequest,
-                                                    "the request body could not be read"),
-                                       false, true));
-            self->finished();
+            io->run();
+            return;
+          } catch (const std::exception& e) {
+            spdlog::error("http: a connection's handler failed: {}", e.what());
           }
-        });
+        }
+      });
+    }
+    return {};
+  }
+
+  void stop_queues() {
+    for (auto* queue : {requests.get(), operators.get(), streams.get(), searches.get()}) {
+      if (queue) queue->stop();
+    }
   }
 };
-
-void init_cpprest_threads(int threads) { crossplat::threadpool::initialize_with_threads(threads); }
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
     : state_(std::make_shared<State>()) {
@@ -357,41 +356,13 @@ Result<void> HttpServer::start() {
       spdlog::warn("http: the searches' lane keeps the process's priority");
     }
   });
-  const std::string address =
-      "http://" + state->options.bind + ":" + std::to_string(state->options.port);
-  try {
-    state->listener =
-        std::make_unique<web::http::experimental::listener::http_listener>(web::uri(address));
-    auto handle = [state](http_request request) {
-      try {
-        state->on_request(request);
-      } catch (...) {
-        send(request,
-             to_cpprest(state->refuse(ErrorCode::kInternal, "the request failed"), false, true));
-        state->finished();
-      }
-    };
-    // One catch-all handler for every method and path, so unknown ones still
-    // get an XRPC error body; TRACE named as well, since cpprest answers it
-    // itself otherwise, echoing the request's headers (Authorization too).
-    state->listener->support(handle);
-    state->listener->support(web::http::methods::TRCE, handle);
-    // ...and OPTIONS, which cpprest also answers itself (an empty Allow).
-    state->listener->support(web::http::methods::OPTIONS, handle);
-    state->listener->open().wait();
-  } catch (const std::exception& e) {
-    return fail(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + e.what());
-  }
-  return {};
+  return state->listen();
 }
 
 void HttpServer::stop(std::chrono::milliseconds grace) {
   auto state = state_;
-  if (!state->listener) {
-    if (state->requests) state->requests->stop();
-    if (state->operators) state->operators->stop();
-    if (state->streams) state->streams->stop();
-    if (state->searches) state->searches->stop();
+  if (!state->io) {
+    state->stop_queues();
     return;
   }
   state->draining = true;
@@ -403,18 +374,28 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
     spdlog::warn("http: {} requests still in flight after the grace period",
                  state->in_flight.load());
   }
-  try {
-    state->listener->close().wait();
-  } catch (...) {
+  // No new connections; every open one closed, and what its answer would
+  // still write dropped (producers and holders see their writes fail).
+  asio::post(*state->io, [state] {
+    boost::system::error_code ec;
+    state->acceptor->close(ec);
+  });
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(state->connections_mutex);
+    for (auto& [raw, weak] : state->connections) {
+      if (auto connection = weak.lock()) open.push_back(std::move(connection));
+    }
   }
-  state->listener.reset();
-  state->requests->stop();
-  state->operators->stop();
-  state->streams->stop();
-  state->searches->stop();
-  if (!pending_replies().wait(std::chrono::seconds(2))) {
-    spdlog::warn("http: replies still unsettled two seconds after the listener closed");
-  }
+  for (auto& connection : open) connection->shut();
+  open.clear();
+  state->stop_queues();
+  state->io->stop();
+  for (auto& thread : state->io_threads) thread.join();
+  state->io_threads.clear();
+  // The connections' coroutines end with the context, closing their sockets.
+  state->acceptor.reset();
+  state->io.reset();
 }
 
 }  // namespace bulleted::appview

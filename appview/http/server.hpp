@@ -1,27 +1,29 @@
-// The HTTP front: cpprestsdk's http_listener behind a small interface of
-// plain request/response values. Handlers run on the server's own worker
-// threads (never on cpprest's), so they may block on SQLite.
+// The HTTP front: HTTP/1.1 on Boost.Asio (Beast's parser reads request
+// heads), behind a small interface of plain request/response values.
+// Handlers run on the server's own worker threads (never on the threads
+// that read and write sockets), so they may block on SQLite.
 //
 // Guarantees:
-// - one catch-all route: every path and method (TRACE included, which
-//   cpprest would otherwise answer itself) reaches the handler; OPTIONS is
-//   still cpprest's (200 with an Allow header);
+// - every path and method (OPTIONS and TRACE included) reaches the handler;
 // - the framing is checked before anything else: Transfer-Encoding with
 //   Content-Length, an unknown transfer coding, or a malformed, repeated or
 //   conflicting Content-Length is 400, a chunked body 411 (nginx in front
-//   turns chunked bodies into a length);
+//   turns chunked bodies into a length); a head that is not HTTP is 400, one
+//   over 64 KiB 431;
 // - `admit` decides from the request line and headers alone, before a byte
 //   of the body is read, whether the request may go on and how large its
-//   body may be; a refused or oversized body is never read (the connection
-//   is closed after the answer);
-// - the body is read once, into the request's string;
+//   body may be; a refused or oversized body (chunked or not) is never read
+//   into memory: the answer goes out, then what the client still sends is
+//   dropped as it arrives, for a bounded time, and the connection closed;
+// - an admitted body is read once, into the request's string, which grows
+//   with what has arrived (never reserved from the announced length);
+//   Expect: 100-continue is answered once the body is admitted;
+// - a head must arrive, and every body read and answer write make progress,
+//   within `read_timeout`, or the connection is closed;
 // - requests admitted to the operators' lane (metrics) are answered by a
 //   thread of their own that never waits behind request work, and those
 //   admitted to answer at once (health, readiness: reads of kept state) on
-//   the listener's thread, behind nothing; a full work queue is 503;
-// - a body is read as it arrives, into memory that grows with it (never
-//   reserved from the announced length); a refused chunked body is not
-//   drained but answered at once, and the connection closed;
+//   the connection's own thread, behind nothing; a full work queue is 503;
 // - a request target of the form //host/path is 400, not "/";
 // - every answer says X-Content-Type-Options: nosniff;
 // - a response may be streamed (chunked) as a handler produces it, with at
@@ -31,6 +33,7 @@
 //   their own, behind a queue of their own (opening a held answer is quick);
 // - HEAD is answered without a body, with the Content-Length the GET would
 //   have (or chunked, for a streamed answer), and the connection closed;
+// - pipelined requests are answered in order;
 // - every request gets exactly one reply; stop() answers new requests 503
 //   and waits for in-flight ones.
 #pragma once
@@ -98,8 +101,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
-  // Each name once: cpprest joins repeated names into one header with
-  // commas (two Set-Cookie headers would become one broken cookie).
+  // Written out as given, a line each.
   std::vector<std::pair<std::string, std::string>> headers;
   // When set, the body is produced by this function on the worker thread
   // and sent chunked as it is written (`body` is ignored).
@@ -119,7 +121,7 @@ struct HttpResponse {
 enum class Lane {
   kRequests,   // the worker pool
   kOperators,  // a thread of its own: metrics, and whatever below has a body
-  kAtOnce,     // the listener's own thread, no queue: answers that are only
+  kAtOnce,     // the connection's own thread, no queue: answers that are only
                // reads of kept state (/healthz, /readyz); the handler must not
                // block
   kStreams,    // a worker and a queue of their own: held answers (change
@@ -140,6 +142,13 @@ struct HttpServerOptions {
   std::string bind = "127.0.0.1";
   int port = 2584;
   int workers = 4;
+  // Threads that read and write sockets (never handlers' work, but health
+  // answers at once on them).
+  int io_threads = 2;
+  // A request's head must arrive within this of the connection's opening
+  // or its last answer's end (idle keep-alive connections close then); a
+  // body read or an answer write must make progress within it.
+  std::chrono::seconds read_timeout{30};
   std::size_t max_queued = 1024;
   // The streams' lane's queue (10,000 clients reconnecting at once after a
   // restart wait there, not in the requests' queue).
@@ -152,7 +161,7 @@ struct HttpServerOptions {
   int search_nice = 5;
   // Called when a lane's queue is full and a request is refused for it.
   std::function<void(Lane)> overflowed;
-  // Called on a listener thread with the request's head; must be quick (no
+  // Called on a connection's thread with the request's head; must be quick (no
   // network, at most an indexed SQLite read). Without it every request is
   // admitted with `default_body_limit`.
   std::function<Admission(const HttpRequestHead&)> admit;
@@ -174,10 +183,6 @@ struct HttpServerOptions {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
-// Sets cpprest's thread pool size; must run before any other cpprest use
-// (the HTTP listener and the firehose client share the pool).
-void init_cpprest_threads(int threads);
-
 // The framing problem of a request's headers (names as sent), or nullopt:
 // kInvalidRequest (400) or kLengthRequired (411). Exposed for tests; the
 // server applies it to every request.
@@ -193,7 +198,7 @@ class HttpServer {
 
   Result<void> start();
   // Stops accepting work (new requests get 503 and Connection: close), waits
-  // up to `grace` for in-flight requests, then closes the listener.
+  // up to `grace` for in-flight requests, then closes every connection.
   void stop(std::chrono::milliseconds grace);
   std::size_t in_flight() const;
   // Requests waiting in a lane's queue for a worker.

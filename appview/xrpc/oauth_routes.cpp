@@ -185,8 +185,7 @@ HttpResponse Api::oauth_route(const HttpRequest& request) {
     }
   }
   // The binding cookie is left to expire (10 minutes): what it binds is
-  // taken (single use) whatever became of the sign-in, and an answer can
-  // carry one Set-Cookie only (cpprest joins repeated headers with commas).
+  // taken (single use) whatever became of the sign-in.
   return response;
 }
 

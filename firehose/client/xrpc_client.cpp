@@ -3,6 +3,7 @@
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
+#include <pplx/threadpool.h>
 
 #include <algorithm>
 #include <limits>
@@ -164,5 +165,7 @@ std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
                                                   std::size_t max_hosts) {
   return std::make_shared<HttpXrpcClient>(timeout, max_body_bytes, max_hosts);
 }
+
+void init_cpprest_threads(int threads) { crossplat::threadpool::initialize_with_threads(threads); }
 
 }  // namespace bulleted::firehose

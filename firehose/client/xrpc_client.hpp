@@ -72,4 +72,9 @@ std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
                                                   std::size_t max_body_bytes,
                                                   std::size_t max_hosts = 64);
 
+// Sets the size of cpprest's thread pool, which every network client here
+// (XRPC calls, websocket sessions) shares; must run before any other
+// cpprest use.
+void init_cpprest_threads(int threads);
+
 }  // namespace bulleted::firehose

@@ -5,8 +5,8 @@
 // invalid requests. Meanwhile a normal client (its own address, 127.0.0.2)
 // must keep getting answers within a bounded time. Through nginx the slow
 // clients are also cut off by its timeouts and per-address connection limit,
-// and oversized headers are refused before they reach the app view (which has
-// no header limit of its own: see docs/SECURITY.md).
+// and oversized headers are refused before they reach the app view (which
+// refuses heads over 64 KiB itself: see docs/SECURITY.md).
 // Usage: ./node22 ../abuse_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -152,6 +152,7 @@ async function probes(port, label, viaNginx) {
       socket.on('error', () => resolve(answer));
     });
     if (viaNginx) assert(/^HTTP\/1\.1 (400|414|431|494)/.test(big), `nginx refuses it: ${big.slice(0, 40)}`);
+    else assert(/^HTTP\/1\.1 431/.test(big), `the app view refuses it: ${big.slice(0, 40)}`);
     const flooded = invalidFlood(port, 3000);
     await servedWhileAbused(port, 'a flood of invalid requests');
     assertEqual(await flooded, 3000, 'every invalid request was answered or closed');

@@ -78,9 +78,9 @@ FILE_ORDER = {
 
 TEST_ONLY = {"schema/store_internals.hpp": ("tests/", "bench/")}
 
-# cpprestsdk (and its task library) only in the HTTP front and the network
-# client: the rest of the house never sees a cpprest type.
-CPPREST_ROOMS = ("appview/http/", "firehose/client/")
+# cpprestsdk (and its task library) only in the network client: the rest of
+# the house never sees a cpprest type.
+CPPREST_ROOMS = ("firehose/client/",)
 CPPREST = re.compile(r'^\s*#\s*include\s+<(cpprest|pplx)/', re.M)
 
 

@@ -18,86 +18,17 @@
 
 #include "appview/http/server.hpp"
 #include "tests/support/loopback_port.hpp"
+#include "tests/support/raw_http.hpp"
 
 namespace bulleted::appview {
 namespace {
 
+using testing::Client;
+using testing::dechunk;
+using testing::plain;
+using testing::status_line;
+
 int free_port() { return testing::free_loopback_port(); }
-
-// A connection that sends raw bytes and reads what comes back.
-class Client {
- public:
-  explicit Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    timeval timeout{20, 0};  // a reply that never comes fails the test
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  }
-  ~Client() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  void send(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
-  // Reads until the headers and `Content-Length` bytes (or the chunked body's
-  // end, or the connection's end) have arrived.
-  std::string response() {
-    std::string out;
-    char buffer[65536];
-    while (true) {
-      const std::size_t end = out.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        const std::string head = out.substr(0, end);
-        const std::size_t length = head.find("Content-Length: ");
-        if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
-          if (out.ends_with("\r\n0\r\n\r\n")) return out;
-        } else if (length != std::string::npos) {
-          const std::size_t want = std::stoul(head.substr(length + 16));
-          if (out.size() >= end + 4 + want) return out;
-        }
-      }
-      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      if (n <= 0) return out;
-      out.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
-
-std::string status_line(const std::string& response) {
-  return response.substr(0, response.find("\r\n"));
-}
-
-// The body of a chunked response, decoded.
-std::string dechunk(const std::string& response) {
-  std::size_t pos = response.find("\r\n\r\n") + 4;
-  std::string body;
-  while (pos < response.size()) {
-    const std::size_t line_end = response.find("\r\n", pos);
-    const std::size_t size = std::stoul(response.substr(pos, line_end - pos), nullptr, 16);
-    if (size == 0) break;
-    body += response.substr(line_end + 2, size);
-    pos = line_end + 2 + size + 2;
-  }
-  return body;
-}
-
-HttpResponse plain(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.content_type = "text/plain";
-  response.body = std::move(body);
-  return response;
-}
 
 class HttpFrontTest : public ::testing::Test {
  protected:
@@ -199,6 +130,9 @@ TEST_F(HttpFrontTest, FramingProblemsAreAnsweredOverTheWire) {
   EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
                                 "5\r\nhello\r\n0\r\n\r\n")),
             "HTTP/1.1 411 Length Required");
+  EXPECT_EQ(status_line(request("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n"
+                                "Content-Length: 2\r\n\r\nab")),
+            "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(handled.load(), 0);
 }
 
