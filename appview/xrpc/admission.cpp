@@ -60,7 +60,7 @@ Admission Api::admit(const HttpRequestHead& head) {
   const RouteRow& route = route_of(head.path);
   if (route.operators) {
     // Health and readiness are reads of kept state when the probe keeps it:
-    // answered on the listener's thread, behind nothing.
+    // answered on the connection's own thread, behind nothing.
     admission.lane = route.from_kept_state && context_.services.database != nullptr
                          ? Lane::kAtOnce
                          : Lane::kOperators;

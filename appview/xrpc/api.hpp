@@ -155,7 +155,7 @@ struct ApiMethod;
 class Api {
  public:
   explicit Api(AppContext& context);
-  // Runs on a listener thread before the body is read (see above).
+  // Runs on a connection's thread before the body is read (see above).
   Admission admit(const HttpRequestHead& head);
   HttpResponse handle(const HttpRequest& request);
   // The headers every answer carries (CORS on the XRPC routes).
@@ -173,7 +173,7 @@ class Api {
   // The DID a bearer token speaks for in this mode, or nullopt.
   Result<std::optional<std::string>> bearer_did(std::string_view token);
   // Admission's look at a service-auth JWT: every check but a signature
-  // whose key is not cached (no network on a listener thread).
+  // whose key is not cached (no network on a connection's thread).
   Result<ServiceCaller> precheck_jwt(std::string_view token, std::string_view nsid);
   // Admission of a method under its row (api_methods.hpp).
   Admission admit_method(const HttpRequestHead& head, const ApiMethod& method);

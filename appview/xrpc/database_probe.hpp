@@ -2,7 +2,7 @@
 // own: every `every` it opens a write transaction on its own connection (to
 // learn that the file is writable, without waiting on a writer) and reads
 // the kept node total. /healthz, /readyz and /xrpc/_health answer from the
-// last reading, on the listener's thread, behind nothing; a reading older
+// last reading, on the connection's own thread, behind nothing; a reading older
 // than `stale_after` (the probe itself stuck on a hung disk) is a problem
 // of its own.
 //

@@ -28,7 +28,7 @@ struct RouteRow {
   Route route;
   std::string_view label;  // for metrics ("" for XRPC: the NSID)
   // Operators' routes run in their own lane; those that read kept state
-  // (a DatabaseProbe) are answered on the listener's thread at once.
+  // (a DatabaseProbe) are answered on the connection's own thread at once.
   bool operators = false;
   bool from_kept_state = false;
 };
