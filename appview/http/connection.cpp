@@ -310,6 +310,7 @@ asio::awaitable<bool> Connection::stream_body(Reply::Taken taken, bool chunked) 
           pieces_of(size_line, taken.bytes, chunked ? kLineEnd : "");
       const bool sent = co_await write(std::move(pieces));
       if (!sent) co_return false;
+      reply_->sent();
     }
     if (taken.aborted) co_return false;
     if (taken.ended) {

@@ -18,9 +18,10 @@ bool Reply::write(std::string_view bytes) {
   std::unique_lock lock(mutex_);
   // A streamed answer's producer waits for room; a held answer, or one its
   // request bounds, never does.
-  while (waits_ && !closed_ && !ended_ && pending_.size() > kMaxWaiting) {
-    const std::size_t before = pending_.size();
-    if (room_.wait_for(lock, kStall) == std::cv_status::timeout && pending_.size() >= before) {
+  while (waits_ && !closed_ && !ended_ && pending_.size() + sending_ > kMaxWaiting) {
+    const std::size_t before = pending_.size() + sending_;
+    if (room_.wait_for(lock, kStall) == std::cv_status::timeout &&
+        pending_.size() + sending_ >= before) {
       // No progress for kStall: the client stopped reading.
       aborted_ = ended_ = true;
       pending_.clear();
@@ -40,7 +41,7 @@ bool Reply::write(std::string_view bytes) {
 
 std::size_t Reply::queued() const {
   std::lock_guard lock(mutex_);
-  return closed_ || ended_ ? 0 : pending_.size();
+  return closed_ || ended_ ? 0 : pending_.size() + sending_;
 }
 
 bool Reply::over() const {
@@ -66,10 +67,16 @@ Reply::Taken Reply::take() {
   taken.answer = std::move(answer_);
   answer_.reset();
   taken.bytes.swap(pending_);
+  sending_ += taken.bytes.size();
   taken.ended = ended_;
   taken.aborted = aborted_ || closed_;
-  if (!taken.bytes.empty()) room_.notify_all();
   return taken;
+}
+
+void Reply::sent() {
+  std::lock_guard lock(mutex_);
+  sending_ = 0;
+  room_.notify_all();
 }
 
 bool Reply::aborted() const {

@@ -20,9 +20,9 @@ namespace bulleted::appview::http_detail {
 
 class Reply final : public ResponseStream, public HeldAnswer {
  public:
-  // What a streamed answer's producer may have written that the connection
-  // has not taken (unless the answer says it need not wait), and how long
-  // it waits for the connection to take some before it gives up.
+  // What a streamed answer's producer may have written that the client has
+  // not taken (unless the answer says it need not wait), and how long it
+  // waits for the client to take some before it gives up.
   static constexpr std::size_t kMaxWaiting = 1 << 20;
   static constexpr auto kStall = std::chrono::seconds(30);
 
@@ -33,6 +33,8 @@ class Reply final : public ResponseStream, public HeldAnswer {
   // Streamed: waits while kMaxWaiting bytes are waiting (when the answer
   // waits). Held: never waits. False once the answer is over.
   bool write(std::string_view bytes) override;
+  // Bytes written and not yet sent: waiting here, or taken by the
+  // connection and still being written to the client.
   std::size_t queued() const override;
   bool over() const override;
   void end(bool abort = false) override;
@@ -46,6 +48,8 @@ class Reply final : public ResponseStream, public HeldAnswer {
     bool empty() const { return !answer && bytes.empty() && !ended && !aborted; }
   };
   Taken take();
+  // What was last taken has been written to the client.
+  void sent();
   // Whether the answer was cut off (asked on the strand, to stop a write
   // that waits on a client that does not read).
   bool aborted() const;
@@ -60,6 +64,7 @@ class Reply final : public ResponseStream, public HeldAnswer {
   std::function<void()> wake_;
   std::optional<HttpResponse> answer_;
   std::string pending_;
+  std::size_t sending_ = 0;  // taken, not yet sent
   bool waits_ = true;
   bool ended_ = false;
   bool aborted_ = false;
