@@ -1,5 +1,6 @@
 // A raw HTTP/1.1 client over a loopback socket, for tests of the HTTP front:
-// it sends exactly the bytes it is given and reads what comes back.
+// it sends exactly the bytes it is given and reads what comes back; and what
+// the process holds meanwhile.
 #pragma once
 
 #include <arpa/inet.h>
@@ -7,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -104,6 +106,18 @@ inline HttpResponse plain(int status, std::string body) {
   response.content_type = "text/plain";
   response.body = std::move(body);
   return response;
+}
+
+// A size the kernel reports for this process (/proc/self/status, e.g.
+// "VmRSS", "VmSize"), in MiB; -1 when it is not there.
+inline double process_status_mib(std::string_view field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(field) + ":";
+  while (std::getline(status, line)) {
+    if (line.starts_with(prefix)) return std::stod(line.substr(prefix.size())) / 1024;
+  }
+  return -1;
 }
 
 }  // namespace bulleted::testing

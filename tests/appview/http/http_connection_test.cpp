@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -22,14 +21,7 @@ using testing::plain;
 using testing::status_line;
 
 // The process's resident memory now, in MiB.
-double resident_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmRSS:")) return std::stod(line.substr(6)) / 1024;
-  }
-  return -1;
-}
+double resident_mib() { return testing::process_status_mib("VmRSS"); }
 
 class HttpConnectionTest : public ::testing::Test {
  protected:

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -412,15 +411,8 @@ TEST_F(HttpFrontTest, BodiesRefusedAsTheyArriveNeverBringTheServerDown) {
             "HTTP/1.1 401 Unauthorized");
 }
 
-// What a process has mapped (VmSize), in MiB.
-double mapped_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmSize:")) return std::stod(line.substr(7)) / 1024;
-  }
-  return -1;
-}
+// What a process has mapped, in MiB.
+double mapped_mib() { return testing::process_status_mib("VmSize"); }
 
 // A body is held as it arrives: 64 clients announcing 48 MiB each and
 // sending a few bytes cost what they sent, not 3 GiB reserved up front.
