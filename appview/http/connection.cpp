@@ -207,7 +207,9 @@ asio::awaitable<bool> Connection::serve(Read read) {
     reply_ = reply;
   }
   front_->hand_on(std::move(request), decision.lane, reply);
+  front_->answering(true);
   const bool goes_on = co_await deliver(head, read.keep_alive, read.version);
+  front_->answering(false);
   std::lock_guard lock(reply_mutex_);
   reply_->close();
   reply_.reset();

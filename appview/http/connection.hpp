@@ -65,6 +65,10 @@ class Front {
   virtual void hand_on(HttpRequest request, Lane lane, std::shared_ptr<Reply> reply) = 0;
   // A request handed on (or about to be) will not be answered: its client left.
   virtual void abandoned() = 0;
+  // A connection starts (true) or ends (false) writing a handed-on
+  // request's answer: stop() lets answers being written finish (a held
+  // answer its holder has ended still has its last bytes to send).
+  virtual void answering(bool started) = 0;
   virtual HttpResponse refusal(const Error& error) const = 0;
   virtual void decorate(const HttpRequestHead& head, HttpResponse& response) const = 0;
   virtual std::chrono::seconds read_timeout() const = 0;

@@ -73,6 +73,7 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
   HttpHandler handler;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
+  std::atomic<std::size_t> answers_out{0};  // answers connections are writing
   std::mutex idle_mutex;
   std::condition_variable idle;
   std::unique_ptr<WorkQueue> requests;
@@ -113,6 +114,14 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
     }
   }
   void abandoned() override { finished(); }
+  void answering(bool started) override {
+    if (started) {
+      ++answers_out;
+    } else if (--answers_out == 0) {
+      std::lock_guard lock(idle_mutex);
+      idle.notify_all();
+    }
+  }
   void closed(Connection* connection) override {
     std::lock_guard lock(connections_mutex);
     connections.erase(connection);
@@ -368,11 +377,13 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   state->draining = true;
   {
     std::unique_lock lock(state->idle_mutex);
-    state->idle.wait_for(lock, grace, [&] { return state->in_flight.load() == 0; });
+    state->idle.wait_for(lock, grace, [&] {
+      return state->in_flight.load() == 0 && state->answers_out.load() == 0;
+    });
   }
-  if (state->in_flight.load() != 0) {
-    spdlog::warn("http: {} requests still in flight after the grace period",
-                 state->in_flight.load());
+  if (state->in_flight.load() != 0 || state->answers_out.load() != 0) {
+    spdlog::warn("http: {} requests in flight and {} answers being written after the grace period",
+                 state->in_flight.load(), state->answers_out.load());
   }
   // No new connections; every open one closed, and what its answer would
   // still write dropped (producers and holders see their writes fail).

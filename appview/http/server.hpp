@@ -198,7 +198,9 @@ class HttpServer {
 
   Result<void> start();
   // Stops accepting work (new requests get 503 and Connection: close), waits
-  // up to `grace` for in-flight requests, then closes every connection.
+  // up to `grace` for in-flight requests and for the answers connections are
+  // writing (a held answer its holder ended still sends its last bytes),
+  // then closes every connection.
   void stop(std::chrono::milliseconds grace);
   std::size_t in_flight() const;
   // Requests waiting in a lane's queue for a worker.
