@@ -115,6 +115,28 @@ TEST_F(HttpConnectionTest, SlowHeadsAndStalledBodiesAreCutOff) {
   EXPECT_TRUE(request("GET /after HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/after 0"));
 }
 
+// A client that asks for a large answer and never reads it costs its
+// connection once a write has made no progress for read_timeout: it finds
+// part of the answer and then the connection closed, and the server goes on.
+TEST_F(HttpConnectionTest, AClientThatNeverReadsItsAnswerIsClosed) {
+  HttpServerOptions options;
+  options.read_timeout = std::chrono::seconds(1);
+  port_ = testing::free_loopback_port();
+  options.port = port_;
+  const std::string big(32u << 20, 'b');
+  server_ = std::make_unique<HttpServer>(std::move(options), [&big](const HttpRequest& request) {
+    return plain(200, request.path == "/big" ? big : request.path);
+  });
+  ASSERT_TRUE(server_->start().has_value());
+  Client reader(port_);
+  reader.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // reads nothing meanwhile
+  EXPECT_TRUE(request("GET /other HTTP/1.1\r\nHost: h\r\n\r\n").ends_with("/other"));
+  const std::string got = reader.until_closed();
+  EXPECT_TRUE(reader.closed()) << "the server closed the connection";
+  EXPECT_LT(got.size(), big.size()) << "the whole answer was never taken, so never all sent";
+}
+
 TEST_F(HttpConnectionTest, PipelinedRequestsAreAnsweredInOrder) {
   start();
   Client client(port_);
