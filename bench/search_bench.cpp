@@ -337,6 +337,9 @@ int main(int argc, char** argv) {
       {"two-letter prefix", common.substr(0, 2), std::nullopt},
       {"common word in a 1,000-bullet subtree", common,
        roots.empty() ? std::nullopt : std::optional(roots[0])},
+      // The folder is the outline's first bullet (write_outline).
+      {"common word in the 100,000-sibling folder", common,
+       o.main >= 200'000 ? std::optional(rkey_of(0)) : std::nullopt},
   };
   if (!o.exported.empty()) {
     std::ofstream out(o.exported);

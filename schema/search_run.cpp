@@ -65,7 +65,7 @@ Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) 
   long long a = 0, b = 0, c = 0;
   char kind = 0;
   if (std::sscanf(plain->c_str(), "%c.%lld.%lld.%lld.%llu", &kind, &a, &b, &c, &got) != 5 ||
-      got != digest || std::string_view("cwto").find(kind) == std::string_view::npos || a < 0 ||
+      got != digest || std::string_view("cwtos").find(kind) == std::string_view::npos || a < 0 ||
       b < 0 || c < 0) {
     return refused();
   }

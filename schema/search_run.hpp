@@ -163,6 +163,8 @@ class SearchRun {
   Result<bool> recent_step(const Candidate& c, bool first, bool index_answered,
                            bool count_row = false);
   Result<void> outline(std::int64_t phase, std::int64_t rowid, std::int64_t step);
+  Result<void> move(std::optional<Candidate>& at, std::int64_t& step, const std::string& scope);
+  Result<bool> subtree(std::int64_t offset);
   Result<void> unplaced(std::int64_t rowid);
   Result<std::optional<Candidate>> first_in_group(const std::string& group);
   Result<std::optional<Candidate>> next_sibling(const Candidate& c);

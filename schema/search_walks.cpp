@@ -2,6 +2,7 @@
 // reading order then the nodes with no reading position, and the run that
 // picks the way through for a page.
 #include <algorithm>
+#include <tuple>
 #include <unordered_set>
 
 #include "schema/search_index.hpp"
@@ -201,33 +202,45 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
           return {};
         }
       }
-    } else if (step == 1) {
-      auto child = first_in_group(child_prefix_ + at->rkey);
-      if (!child) return pass(child);
-      if (*child) {
-        at = std::move(*child);
-        step = 0;
-      } else {
-        step = 2;
-      }
-    } else {
-      auto next = next_sibling(*at);
-      if (!next) return pass(next);
-      if (*next) {
-        at = std::move(*next);
-        step = 0;
-      } else if (at->group == scope) {
-        at.reset();
-      } else {
-        // Up to the parent, whose subtree this ends.
-        auto parent = parent_of(*at);
-        if (!parent) return pass(parent);
-        at = std::move(*parent);
-      }
+    } else if (auto moved = move(at, step, scope); !moved) {
+      return moved;
     }
   }
   if (r_.root_rkey) return {};
   return unplaced(0);
+}
+
+// One move of a walk in reading order inside `scope`, from node `at` past
+// its examination: into its children (step 1; step 2 when it has none) or
+// past its subtree (step 2: its next sibling, else up to its parent, whose
+// subtree this ends; empty at the end of the scope). A node to examine
+// next comes with step 0.
+Result<void> SearchRun::move(std::optional<Candidate>& at, std::int64_t& step,
+                             const std::string& scope) {
+  if (step == 1) {
+    auto child = first_in_group(child_prefix_ + at->rkey);
+    if (!child) return pass(child);
+    if (*child) {
+      at = std::move(*child);
+      step = 0;
+    } else {
+      step = 2;
+    }
+    return {};
+  }
+  auto next = next_sibling(*at);
+  if (!next) return pass(next);
+  if (*next) {
+    at = std::move(*next);
+    step = 0;
+  } else if (at->group == scope) {
+    at.reset();
+  } else {
+    auto parent = parent_of(*at);
+    if (!parent) return pass(parent);
+    at = std::move(*parent);
+  }
+  return {};
 }
 
 // The nodes with no reading position (unattached, dangling, in a cycle), by
@@ -277,6 +290,72 @@ Result<void> SearchRun::unplaced(std::int64_t rowid) {
   }
 }
 
+// A zoomed search whose matches are too many to read whole (a common word)
+// reads the root's subtree instead, when it is small: every node of it in
+// reading order, within half the budget; its matches sorted, the page from
+// `offset` on. false when the subtree is larger (nothing added). Not for
+// outline order, whose long way is the same walk, stopping at a full page.
+Result<bool> SearchRun::subtree(std::int64_t offset) {
+  const std::string scope = child_prefix_ + *r_.root_rkey;
+  const std::size_t walk = std::max<std::size_t>(r_.budget_rows / 2, 1);
+  const std::size_t stop = examined_ + walk;
+  // A root with more children than the walk may read is not walked.
+  ++examined_;
+  auto children =
+      query_value<std::int64_t>(db_, "SELECT n FROM group_counts WHERE grp = ?1", scope);
+  if (!children) return pass(children);
+  if (children->value_or(0) > static_cast<std::int64_t>(walk)) return false;
+  // A match: its row and what it sorts by (reading order, score, change).
+  struct Found {
+    std::int64_t rowid, first, second;
+  };
+  std::vector<Found> found;
+  auto start = first_in_group(scope);
+  if (!start) return pass(start);
+  std::optional<Candidate> at = std::move(*start);
+  std::int64_t step = 0;
+  for (std::int64_t order = 0; at;) {
+    if (examined_ >= stop) return false;
+    if (step != 0) {
+      if (auto moved = move(at, step, scope); !moved) return pass(moved);
+      continue;
+    }
+    step = 1;
+    if (at->rkey == *r_.root_rkey) {  // the root inside its own subtree (a cycle)
+      step = 2;
+      continue;
+    }
+    ++examined_;
+    const SearchDoc doc = at->doc(asks_created_);
+    if (!matcher_.matches(doc)) continue;
+    switch (r_.sort) {
+      case SearchSort::kRelevance:
+        found.push_back({at->rowid, -matcher_.score(doc).score, -at->rowid});
+        break;
+      case SearchSort::kRecent:
+        found.push_back({at->rowid, -at->change_seq, 0});
+        break;
+      case SearchSort::kOutline:
+        found.push_back({at->rowid, order++, 0});
+        break;
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return std::tie(a.first, a.second) < std::tie(b.first, b.second);
+  });
+  std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found)));
+  for (; i < found.size() && !full(); ++i) {
+    auto c = load(kCandidateByRowid, found[i].rowid);
+    if (!c) return pass(c);
+    if (!*c) continue;
+    auto added = add(**c);
+    if (!added) return pass(added);
+    if (!*added) break;
+  }
+  if (i < found.size()) set_cursor('s', static_cast<std::int64_t>(i));
+  return true;
+}
+
 Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   hits_ = &hits;
   page_ = &page;
@@ -312,6 +391,18 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0);
     return recent(kNoRow);
   };
+  // An empty page whose cursor starts the long way.
+  auto start_over = [&] {
+    hits.clear();
+    page.budget_cut = true;
+    if (r_.sort == SearchSort::kOutline) {
+      set_cursor('o', 0, 0, 0);
+    } else if (r_.sort == SearchSort::kRelevance) {
+      set_cursor('w', kNoRow, 0);
+    } else {
+      set_cursor('t', kNoRow);
+    }
+  };
   if (cursor) {
     switch (cursor->kind) {
       case 'c': {
@@ -333,29 +424,35 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
         if (rowids->size() > half) return recent(cursor->a);
         return recent_among(*rowids, cursor->a);
       }
+      case 's': {
+        auto done = subtree(cursor->a);
+        if (!done) return pass(done);
+        if (!*done) start_over();  // the subtree grew past the walk
+        return {};
+      }
       default:
         return outline(cursor->a, cursor->b, cursor->c);
     }
   }
-  if (!expression_) return the_long_way();
+  // Too many matches to read whole: a zoomed search reads its subtree when
+  // that is small, any other takes the long way.
+  auto too_many = [&]() -> Result<void> {
+    if (r_.root_rkey && r_.sort != SearchSort::kOutline) {
+      auto done = subtree(0);
+      if (!done) return pass(done);
+      if (*done) return {};
+    }
+    return the_long_way();
+  };
+  if (!expression_) return too_many();
   auto rowids = all_matches();
   if (!rowids) return pass(rowids);
-  if (rowids->size() > half) return the_long_way();
+  if (rowids->size() > half) return too_many();
   if (r_.sort == SearchSort::kRecent) return recent_among(*rowids, kNoRow);
   auto done = complete(*rowids, 0);
   if (!done) return pass(done);
-  if (!*done) {
-    // Too many steps up to place the candidates: the long way, next page.
-    hits.clear();
-    page.budget_cut = true;
-    if (r_.sort == SearchSort::kOutline) {
-      set_cursor('o', 0, 0, 0);
-    } else if (r_.sort == SearchSort::kRelevance) {
-      set_cursor('w', kNoRow, 0);
-    } else {
-      set_cursor('t', kNoRow);
-    }
-  }
+  // Too many steps up to place the candidates: the long way, next page.
+  if (!*done) start_over();
   return {};
 }
 

@@ -373,6 +373,51 @@ TEST_F(SearchTest, RecentPagesOverSparseCandidatesNeitherSkipNorRepeat) {
             (std::vector<std::string>{"new", "old1"}));
 }
 
+// A common word searched in a small zoomed bullet: too many matches in the
+// repo to read whole at this budget, so the root's subtree is read instead
+// and every sort answers it whole, page after page, without a cut. A
+// zoomed bullet too large for that takes the long way, in the same order.
+TEST_F(SearchTest, ACommonWordInASmallZoomedBulletIsAnsweredFromItsSubtree) {
+  std::vector<RecordOp> ops;
+  ops.push_back(op_of({.rkey = "big", .key = key_of(2), .text = "folder"}));
+  std::vector<std::string> big;
+  for (int i = 0; i < 400; ++i) {
+    big.push_back("o" + std::to_string(1000 + i));
+    ops.push_back(op_of({.rkey = big.back(), .parent = "big", .key = key_of(i), .text = "common"}));
+  }
+  ops.push_back(op_of({.rkey = "z", .key = key_of(1), .text = "zoomed common"}));
+  std::vector<std::string> reading;
+  for (int s = 0; s < 3; ++s) {
+    const std::string section = "s" + std::to_string(s);
+    ops.push_back(op_of({.rkey = section, .parent = "z", .key = key_of(s), .text = "section"}));
+    for (int l = 0; l < 4; ++l) {
+      const std::string leaf = section + "l" + std::to_string(l);
+      ops.push_back(op_of(
+          {.rkey = leaf, .parent = section, .key = key_of(l), .text = l % 2 ? "other" : "common"}));
+      if (l % 2 == 0) reading.push_back(leaf);
+    }
+  }
+  apply(std::move(ops));
+  const std::vector<std::string> newest_first(reading.rbegin(), reading.rend());
+  const std::set<std::string> as_set(reading.begin(), reading.end());
+  for (const auto sort : {SearchSort::kRelevance, SearchSort::kOutline, SearchSort::kRecent}) {
+    auto whole = page("common", sort, std::string("z"), std::nullopt, 25, 200);
+    ASSERT_TRUE(whole.has_value()) << whole.error().message;
+    EXPECT_FALSE(whole->budget_cut) << to_string(sort);
+    EXPECT_FALSE(whole->cursor.has_value()) << to_string(sort);
+    EXPECT_EQ(whole->results.size(), reading.size()) << to_string(sort);
+  }
+  EXPECT_EQ(all_pages("common", SearchSort::kOutline, 200, 2, "z"), reading);
+  EXPECT_EQ(all_pages("common", SearchSort::kRecent, 200, 2, "z"), newest_first);
+  const auto relevance = all_pages("common", SearchSort::kRelevance, 200, 2, "z");
+  EXPECT_EQ(relevance.size(), reading.size());
+  EXPECT_EQ(std::set<std::string>(relevance.begin(), relevance.end()), as_set);
+  EXPECT_EQ(all_pages("common", SearchSort::kOutline, 200, 7, "big"), big);
+  EXPECT_EQ(all_pages("common", SearchSort::kRecent, 200, 7, "big"),
+            std::vector<std::string>(big.rbegin(), big.rend()));
+  EXPECT_EQ(all_pages("common", SearchSort::kRelevance, 200, 7, "big").size(), big.size());
+}
+
 TEST_F(SearchPagesTest, ACursorContinuesOnlyItsOwnSearch) {
   auto first = page("apple", SearchSort::kRecent, std::nullopt, std::nullopt, 5);
   ASSERT_TRUE(first.has_value());
