@@ -59,7 +59,8 @@ Result<void> SearchRun::recent(std::int64_t below) {
 // change index walked down, the candidates read as it meets them; when the
 // walk would cost more than reading them all, the rest read and sorted.
 Result<void> SearchRun::recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below) {
-  const std::unordered_set<std::int64_t> members(rowids.begin(), rowids.end());
+  // The candidates the walk has not met.
+  std::unordered_set<std::int64_t> members(rowids.begin(), rowids.end());
   bool first = true;
   std::int64_t from = below;  // the walk has seen every entry at or above this
   {
@@ -74,7 +75,7 @@ Result<void> SearchRun::recent_among(const std::vector<std::int64_t>& rowids, st
       if (seen % kChangeEntriesPerRow == 0) ++examined_;
       const std::int64_t rowid = (*stmt)->integer(0);
       from = (*stmt)->integer(1);
-      if (members.contains(rowid)) {
+      if (members.erase(rowid) != 0) {
         ++met;
         auto c = load(kCandidateByRowid, rowid);
         if (!c) return pass(c);
@@ -94,6 +95,7 @@ Result<void> SearchRun::recent_among(const std::vector<std::int64_t>& rowids, st
   }
   std::vector<Candidate> rest;
   for (const std::int64_t rowid : rowids) {
+    if (!members.contains(rowid)) continue;  // met on the walk
     auto c = load(kCandidateByRowid, rowid);
     if (!c) return pass(c);
     if (*c && (*c)->change_seq < from) rest.push_back(std::move(**c));
