@@ -443,7 +443,7 @@ TEST_F(SearchTest, CyclesAndUnattachedNodesComeLastInOutlineAndRootsInCyclesEnd)
   put({.rkey = "ca", .parent = "cb", .text = "word a"});
   put({.rkey = "cb", .parent = "ca", .text = "word b"});
   put({.rkey = "dangling", .parent = "missing", .text = "word dangling"});
-  for (const std::size_t budget : {2u, 20'000u}) {
+  for (const std::size_t budget : {2u, 20u, 20'000u}) {  // 20: the zoom's subtree walked
     EXPECT_EQ(all_pages("word", SearchSort::kOutline, budget, 2),
               (std::vector<std::string>{"top", "ca", "cb", "dangling"}))
         << budget;
