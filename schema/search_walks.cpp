@@ -330,16 +330,12 @@ Result<bool> SearchRun::subtree(std::int64_t offset) {
     ++examined_;
     const SearchDoc doc = at->doc(asks_created_);
     if (!matcher_.matches(doc)) continue;
-    switch (r_.sort) {
-      case SearchSort::kRelevance:
-        found.push_back({at->rowid, -matcher_.score(doc).score, -at->rowid});
-        break;
-      case SearchSort::kRecent:
-        found.push_back({at->rowid, -at->change_seq, 0});
-        break;
-      case SearchSort::kOutline:
-        found.push_back({at->rowid, order++, 0});
-        break;
+    if (r_.sort == SearchSort::kOutline) {
+      found.push_back({at->rowid, order++, 0});
+    } else if (r_.sort == SearchSort::kRelevance && expression_) {
+      found.push_back({at->rowid, -matcher_.score(doc).score, -at->rowid});
+    } else {  // recent, and filters alone by relevance (as their long way)
+      found.push_back({at->rowid, -at->change_seq, 0});
     }
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
@@ -399,7 +395,7 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     page.budget_cut = true;
     if (r_.sort == SearchSort::kOutline) {
       set_cursor('o', 0, 0, 0);
-    } else if (r_.sort == SearchSort::kRelevance) {
+    } else if (r_.sort == SearchSort::kRelevance && expression_) {
       set_cursor('w', kNoRow, 0);
     } else {
       set_cursor('t', kNoRow);

@@ -392,8 +392,11 @@ TEST_F(SearchTest, ACommonWordInASmallZoomedBulletIsAnsweredFromItsSubtree) {
     ops.push_back(op_of({.rkey = section, .parent = "z", .key = key_of(s), .text = "section"}));
     for (int l = 0; l < 4; ++l) {
       const std::string leaf = section + "l" + std::to_string(l);
-      ops.push_back(op_of(
-          {.rkey = leaf, .parent = section, .key = key_of(l), .text = l % 2 ? "other" : "common"}));
+      ops.push_back(op_of({.rkey = leaf,
+                           .parent = section,
+                           .key = key_of(l),
+                           .text = l % 2 ? "other" : "common",
+                           .completed = l == 0}));
       if (l % 2 == 0) reading.push_back(leaf);
     }
   }
@@ -412,6 +415,16 @@ TEST_F(SearchTest, ACommonWordInASmallZoomedBulletIsAnsweredFromItsSubtree) {
   const auto relevance = all_pages("common", SearchSort::kRelevance, 200, 2, "z");
   EXPECT_EQ(relevance.size(), reading.size());
   EXPECT_EQ(std::set<std::string>(relevance.begin(), relevance.end()), as_set);
+  // Filters alone: by relevance as their long way has them, last changed
+  // first.
+  put({.rkey = "s0l0",
+       .parent = "s0",
+       .key = key_of(0),
+       .text = "common",
+       .completed = true,
+       .rev = 2});
+  EXPECT_EQ(all_pages("is:completed", SearchSort::kRelevance, 200, 2, "z"),
+            (std::vector<std::string>{"s0l0", "s2l0", "s1l0"}));
   EXPECT_EQ(all_pages("common", SearchSort::kOutline, 200, 7, "big"), big);
   EXPECT_EQ(all_pages("common", SearchSort::kRecent, 200, 7, "big"),
             std::vector<std::string>(big.rbegin(), big.rend()));
