@@ -333,13 +333,17 @@ export function openEventStream(url, headers = {}, { localAddress } = {}) {
   let status = 0;
   let responseHeaders = {};
   let request;
-  const ended = new Promise((resolve) => {
+  let endedAs = 'open';
+  let body = '';  // the start of an answer that is not a stream, for a failure's message
+  const ended = new Promise((settle) => {
+    const resolve = (how) => { endedAs = how; settle(how); };
     request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false, localAddress }, (response) => {
       status = response.statusCode;
       responseHeaders = response.headers;
       response.setEncoding('utf8');
       let buffer = '';
       response.on('data', (chunk) => {
+        if (status !== 200 && body.length < 500) body += chunk.slice(0, 500 - body.length);
         buffer += chunk;
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const block = buffer.slice(0, end);
@@ -370,7 +374,14 @@ export function openEventStream(url, headers = {}, { localAddress } = {}) {
     get headers() { return responseHeaders; },
     changes: () => events.filter((e) => e.event === 'change'),
     lastId: () => [...events].reverse().find((e) => e.id !== undefined)?.id,
-    until: (what, check, timeoutMs = 30000) => waitFor(what, () => check(events), timeoutMs, 20),
+    until: async (what, check, timeoutMs = 30000) => {
+      try {
+        return await waitFor(what, () => check(events), timeoutMs, 20);
+      } catch (err) {
+        throw new Error(`${err.message} (answer ${status || 'not yet'}, ${events.length} events,` +
+          ` the stream ${endedAs}${body ? `, body ${body}` : ''})`);
+      }
+    },
     close: () => request.destroy(),
   };
 }
