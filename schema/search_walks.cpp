@@ -389,7 +389,8 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0);
     return recent(kNoRow);
   };
-  // An empty page whose cursor starts the long way.
+  // An empty page whose cursor starts the long way (filters alone by
+  // relevance take recent order's, as the_long_way does).
   auto start_over = [&] {
     hits.clear();
     page.budget_cut = true;
