@@ -425,6 +425,23 @@ TEST_F(SearchTest, ACommonWordInASmallZoomedBulletIsAnsweredFromItsSubtree) {
        .rev = 2});
   EXPECT_EQ(all_pages("is:completed", SearchSort::kRelevance, 200, 2, "z"),
             (std::vector<std::string>{"s0l0", "s2l0", "s1l0"}));
+  // A zoom that grows past the walk between pages starts over the long way
+  // and still reaches every match.
+  auto first = page("is:completed", SearchSort::kRelevance, std::string("z"), std::nullopt, 1, 200);
+  ASSERT_TRUE(first.has_value() && first->cursor.has_value());
+  std::vector<RecordOp> growth;
+  for (int i = 0; i < 150; ++i) {
+    growth.push_back(op_of({.rkey = "g" + std::to_string(i), .parent = "z", .text = "growth"}));
+  }
+  apply(std::move(growth));
+  std::set<std::string> after;
+  for (auto cursor = first->cursor; cursor;) {
+    auto next = page("is:completed", SearchSort::kRelevance, std::string("z"), cursor, 1, 200);
+    ASSERT_TRUE(next.has_value()) << next.error().message;
+    for (const auto& r : next->results) after.insert(r.node.rkey);
+    cursor = next->cursor;
+  }
+  EXPECT_EQ(after, (std::set<std::string>{"s0l0", "s2l0", "s1l0"}));
   EXPECT_EQ(all_pages("common", SearchSort::kOutline, 200, 7, "big"), big);
   EXPECT_EQ(all_pages("common", SearchSort::kRecent, 200, 7, "big"),
             std::vector<std::string>(big.rbegin(), big.rend()));
