@@ -330,20 +330,6 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   return true;
 }
 
-Result<void> SearchRun::list_matches(std::vector<std::int64_t>& rowids, std::size_t cap) {
-  auto stmt = db_.prepare(kMatchesDown);
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind_view(1, *expression_).bind(2, rowids.empty() ? kNoRow : rowids.back());
-  while (rowids.size() <= cap) {
-    auto row = (*stmt)->step();
-    if (!row) return pass(row);
-    if (!*row) break;
-    ++examined_;
-    rowids.push_back((*stmt)->integer(0));
-  }
-  return {};
-}
-
 Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
   struct Found {
     Candidate c;

@@ -154,9 +154,6 @@ class SearchRun {
     page_->cursor = encode_cursor({kind, a, b, c}, search_digest(r_));
   }
 
-  // The matches newest first, after those in `rowids`, until more than
-  // `cap` are listed or none is left.
-  Result<void> list_matches(std::vector<std::int64_t>& rowids, std::size_t cap);
   Result<bool> complete(const std::vector<std::int64_t>& rowids, std::int64_t offset);
   Result<void> windows(std::int64_t upper, std::int64_t offset);
   Result<void> recent(std::int64_t below);
@@ -168,7 +165,6 @@ class SearchRun {
   Result<void> outline(std::int64_t phase, std::int64_t rowid, std::int64_t step);
   Result<void> move(std::optional<Candidate>& at, std::int64_t& step, const std::string& scope);
   Result<bool> subtree(std::int64_t offset);
-  Result<bool> walk_first(std::int64_t below);
   Result<void> unplaced(std::int64_t rowid);
   Result<std::optional<Candidate>> first_in_group(const std::string& group);
   Result<std::optional<Candidate>> next_sibling(const Candidate& c);

@@ -354,26 +354,6 @@ Result<bool> SearchRun::subtree(std::int64_t offset) {
   return true;
 }
 
-// Matches too many to list cheaply are often dense in the outline: the
-// long way's walk (recent: the repo's changes newest first from `below`;
-// outline: reading order from the top) may fill the page within a
-// sixteenth of the budget. Its page is then the long way's, cursor and
-// all (true); otherwise it is dropped and the search goes on with what the
-// budget has left.
-Result<bool> SearchRun::walk_first(std::int64_t below) {
-  limit_rows_ = std::min(r_.budget_rows, examined_ + std::max<std::size_t>(r_.budget_rows / 16, 1));
-  auto walked = r_.sort == SearchSort::kOutline ? outline(0, 0, 0) : recent(below);
-  const bool answered = !page_->budget_cut || limit_rows_ >= r_.budget_rows;
-  limit_rows_ = r_.budget_rows;
-  if (!walked) return pass(walked);
-  if (answered) return true;
-  hits_->clear();
-  bytes_ = 0;
-  page_->cursor.reset();
-  page_->budget_cut = false;
-  return false;
-}
-
 Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   hits_ = &hits;
   page_ = &page;
@@ -392,30 +372,17 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
                                : std::max<std::size_t>(r_.budget_rows / 2, 1);
   auto all_matches = [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> rowids;
-    if (auto listed = list_matches(rowids, half); !listed) return pass(listed);
-    return rowids;
-  };
-  // The matches, listed up to half the budget; nullopt when, past the
-  // eighth listed first, the walk from `below` (recent) or from the top
-  // (outline) answered the page.
-  auto matches_or_walk =
-      [&](std::int64_t below) -> Result<std::optional<std::vector<std::int64_t>>> {
-    using Listed = std::optional<std::vector<std::int64_t>>;
-    std::vector<std::int64_t> rowids;
-    const bool walks_first =
-        r_.sort == SearchSort::kOutline || (r_.sort == SearchSort::kRecent && !r_.root_rkey);
-    if (walks_first) {
-      if (auto listed = list_matches(rowids, window_rows(r_.budget_rows)); !listed) {
-        return pass(listed);
-      }
-      if (rowids.size() > window_rows(r_.budget_rows)) {
-        auto walked = walk_first(below);
-        if (!walked) return pass(walked);
-        if (*walked) return Listed();
-      }
+    auto stmt = db_.prepare(kMatchesDown);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, *expression_).bind(2, kNoRow);
+    while (rowids.size() <= half) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      ++examined_;
+      rowids.push_back((*stmt)->integer(0));
     }
-    if (auto listed = list_matches(rowids, half); !listed) return pass(listed);
-    return Listed(std::move(rowids));
+    return rowids;
   };
   auto the_long_way = [&]() -> Result<void> {
     if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
@@ -451,11 +418,10 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
         return windows(cursor->a, cursor->b);
       case 't': {
         if (!expression_) return recent(cursor->a);
-        auto rowids = matches_or_walk(cursor->a);
+        auto rowids = all_matches();
         if (!rowids) return pass(rowids);
-        if (!*rowids) return {};
-        if ((*rowids)->size() > half) return recent(cursor->a);
-        return recent_among(**rowids, cursor->a);
+        if (rowids->size() > half) return recent(cursor->a);
+        return recent_among(*rowids, cursor->a);
       }
       case 's': {
         auto done = subtree(cursor->a);
@@ -478,13 +444,11 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     return the_long_way();
   };
   if (!expression_) return too_many();
-  auto listed = matches_or_walk(kNoRow);
-  if (!listed) return pass(listed);
-  if (!*listed) return {};
-  const std::vector<std::int64_t>& rowids = **listed;
-  if (rowids.size() > half) return too_many();
-  if (r_.sort == SearchSort::kRecent) return recent_among(rowids, kNoRow);
-  auto done = complete(rowids, 0);
+  auto rowids = all_matches();
+  if (!rowids) return pass(rowids);
+  if (rowids->size() > half) return too_many();
+  if (r_.sort == SearchSort::kRecent) return recent_among(*rowids, kNoRow);
+  auto done = complete(*rowids, 0);
   if (!done) return pass(done);
   // Too many steps up to place the candidates: the long way, next page.
   if (!*done) start_over();

@@ -332,7 +332,7 @@ TEST_F(SearchPagesTest, EverySortPagesWithoutSkipOrRepeatAtAnyBudget) {
   // writes between pages change nothing.
   int round = 1;
   auto bob_writes = [&] { other_repo(round++); };
-  for (const std::size_t budget : {3u, 40u, 150u, 400u}) {
+  for (const std::size_t budget : {3u, 40u, 150u}) {
     EXPECT_EQ(all_pages("apple", SearchSort::kRecent, budget, 7, std::nullopt, bob_writes),
               newest_first)
         << budget;
@@ -347,40 +347,6 @@ TEST_F(SearchPagesTest, EverySortPagesWithoutSkipOrRepeatAtAnyBudget) {
   // Filters alone walk too.
   const auto completed_none = all_pages("is:completed", SearchSort::kRelevance, 50, 7);
   EXPECT_TRUE(completed_none.empty());
-}
-
-// A word in most bullets, more of them than an eighth of the budget: the
-// long way's walk answers the first page of recent and outline order
-// within a sixteenth of the budget, without listing the matches to half of
-// it (those pages' orders are checked above, at budget 400).
-TEST_F(SearchPagesTest, ADenseWordIsAnsweredByTheWalkBeforeItsMatchesAreListed) {
-  for (const auto sort : {SearchSort::kRecent, SearchSort::kOutline}) {
-    auto result = page("apple", sort, std::nullopt, std::nullopt, 5, 400);
-    ASSERT_TRUE(result) << result.error().message;
-    EXPECT_EQ(result->results.size(), 5u) << to_string(sort);
-    EXPECT_TRUE(result->cursor) << to_string(sort);
-    EXPECT_FALSE(result->budget_cut) << to_string(sort);
-    EXPECT_LE(result->rows_examined, 51u + 25u) << to_string(sort);
-  }
-  // One bullet in eight: the walk gives way, its page is dropped, and the
-  // matches listed answer it (each once, in order).
-  std::vector<RecordOp> ops;
-  std::vector<std::string> in_outline;
-  for (int i = 0; i < 400; ++i) {
-    const std::string rkey = "s" + std::to_string(i);
-    if (i % 8 == 0) in_outline.push_back(rkey);
-    ops.push_back(
-        op_of({.rkey = rkey, .key = key_of(100 + i), .text = i % 8 == 0 ? "sparse" : "filler"}));
-  }
-  apply(std::move(ops));
-  const std::vector<std::string> newest_first(in_outline.rbegin(), in_outline.rend());
-  auto first = page("sparse", SearchSort::kRecent, std::nullopt, std::nullopt, 25, 160);
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->results.size(), 25u);
-  EXPECT_FALSE(first->budget_cut);
-  EXPECT_GT(first->rows_examined, 51u + 10u);  // listed past the eighth, then half
-  EXPECT_EQ(all_pages("sparse", SearchSort::kRecent, 160, 25), newest_first);
-  EXPECT_EQ(all_pages("sparse", SearchSort::kOutline, 160, 25), in_outline);
 }
 
 // Recent order over few candidates far apart in the change index: the walk
