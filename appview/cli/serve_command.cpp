@@ -149,7 +149,7 @@ std::variant<Setup, int> set_up(const std::vector<std::string>& argv, std::ostre
   // thread that did it: let it be this one, which ends cleanly, rather than a
   // pool thread that never does.
   (void)firehose::sha256("");
-  // Before any other cpprest use: a small pool serves the network clients.
+  // Before any other cpprest use: a small pool serves the websocket sessions.
   firehose::init_cpprest_threads(2);
   setup.store = open_store_or_report(config, err);
   if (!setup.store) return 1;

@@ -1,11 +1,11 @@
 // Outbound XRPC over HTTP(S): one small interface for every call the app view
 // makes to other services (getRepo on a PDS, identity lookups, a user's PDS
-// writes). The implementation keeps one cpprestsdk http_client per origin
-// (it pools connections) for a bounded number of origins, and never lets
-// cpprest headers into other files.
+// writes). The implementation is http_exchange.hpp's: every limit of an
+// answer kept while it is read, connections kept for a bounded number of
+// origins.
 //
 // Thread-safe. Calls block: make them from worker threads, never from a
-// cpprest handler or continuation.
+// handler or continuation of a network library.
 #pragma once
 
 #include <chrono>
@@ -66,15 +66,15 @@ class XrpcClient {
 };
 
 // `max_body_bytes` caps every answer read (no more than that is ever read
-// from the socket); `timeout` bounds each call; connections are pooled for
+// from the socket, and the head at most 32 KiB); `timeout` bounds each
+// call as a whole; connections are pooled for
 // at most `max_hosts` hosts at once, the least recently used dropped first.
 std::shared_ptr<XrpcClient> make_http_xrpc_client(std::chrono::seconds timeout,
                                                   std::size_t max_body_bytes,
                                                   std::size_t max_hosts = 64);
 
-// Sets the size of cpprest's thread pool, which every network client here
-// (XRPC calls, websocket sessions) shares; must run before any other
-// cpprest use.
+// Sets the size of cpprest's thread pool, which the websocket sessions
+// share; must run before any other cpprest use.
 void init_cpprest_threads(int threads);
 
 }  // namespace bulleted::firehose

@@ -1,4 +1,4 @@
-// The identity room's Fetcher over real HTTP: one cpprest client per fetch
+// The identity room's Fetcher over real HTTP: one outbound client per fetch
 // kind, with that kind's timeout and byte cap (identity/fetcher.hpp).
 #pragma once
 

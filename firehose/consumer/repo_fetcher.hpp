@@ -1,6 +1,6 @@
 // Fetches a whole repo (com.atproto.sync.getRepo) for resyncs and backfill.
-// The interface keeps HTTP out of the ingest logic; the implementation uses
-// cpprestsdk's http_client, one per host.
+// The interface keeps HTTP out of the ingest logic; the implementation calls
+// through the outbound XRPC client (firehose/client/xrpc_client.hpp).
 #pragma once
 
 #include <chrono>
