@@ -4,9 +4,7 @@
 // trusted and naming the host, one naming another, one not trusted).
 #include "firehose/client/http_exchange.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -20,6 +18,8 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <thread>
+
+#include "tests/support/loopback_port.hpp"
 
 namespace bulleted::firehose {
 namespace {
@@ -37,15 +37,7 @@ class ScriptedHost {
  public:
   explicit ScriptedHost(std::vector<int> answers_per_connection)
       : script_(std::move(answers_per_connection)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    ::listen(fd_, 8);
+    fd_ = testing::bound_loopback_socket(port_, 8);
     thread_ = std::thread([this] { serve(); });
   }
   ~ScriptedHost() {

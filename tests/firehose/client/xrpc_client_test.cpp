@@ -4,9 +4,7 @@
 // cannot grow it.
 #include "firehose/client/xrpc_client.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,15 +26,7 @@ class CannedHost {
  public:
   CannedHost(std::string head, std::string body, int chunks = 0, std::size_t piece = 0)
       : head_(std::move(head)), body_(std::move(body)), chunks_(chunks), piece_(piece) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    ::listen(fd_, 4);
+    fd_ = testing::bound_loopback_socket(port_, 4);
     thread_ = std::thread([this] { serve_one(); });
   }
   ~CannedHost() {
