@@ -41,6 +41,7 @@ constexpr std::size_t kHeadLimit = 32 * 1024;
 constexpr std::size_t kBufferLimit = 128 * 1024;  // what is read ahead of the parser
 constexpr std::size_t kIdlePerOrigin = 4;
 constexpr auto kIdleLife = std::chrono::seconds(30);
+constexpr int kMostInterimAnswers = 4;
 
 auto with(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
@@ -173,24 +174,35 @@ asio::awaitable<Try> send_and_read(Stream& stream, beast::flat_buffer& buffer,
     result.nothing_came = true;
     co_return result;
   }
-  http::response_parser<http::string_body> parser;
-  parser.header_limit(kHeadLimit);
-  parser.body_limit(max_body_bytes);
-  // The head alone first: Beast 1.74 forgets a Content-Length over the
-  // body's limit when the body's first bytes are parsed together with the
-  // head (an eager read), and reads the whole body.
-  co_await http::async_read_header(stream, buffer, parser, with(ec));
-  if (!ec && parser.content_length() && *parser.content_length() > max_body_bytes) {
-    ec = http::error::body_limit;
-  }
-  if (!ec && !parser.is_done()) co_await http::async_read(stream, buffer, parser, with(ec));
-  if (ec) {
-    result.answer = std::unexpected(transport_error(ec, "reading the answer"));
-    result.nothing_came = !parser.got_some() && ec != beast::error::timeout;
-    co_return result;
+  // Interim answers (1xx) before the answer are read and passed over, a
+  // few at most.
+  std::optional<http::response_parser<http::string_body>> parser;
+  for (int interim = 0;; ++interim) {
+    parser.emplace();
+    parser->header_limit(kHeadLimit);
+    parser->body_limit(max_body_bytes);
+    // The head alone first: Beast 1.74 forgets a Content-Length over the
+    // body's limit when the body's first bytes are parsed together with
+    // the head (an eager read), and reads the whole body.
+    co_await http::async_read_header(stream, buffer, *parser, with(ec));
+    if (!ec && parser->content_length() && *parser->content_length() > max_body_bytes) {
+      ec = http::error::body_limit;
+    }
+    if (!ec && !parser->is_done()) co_await http::async_read(stream, buffer, *parser, with(ec));
+    if (ec) {
+      result.answer = std::unexpected(transport_error(ec, "reading the answer"));
+      result.nothing_came = interim == 0 && !parser->got_some() && ec != beast::error::timeout;
+      co_return result;
+    }
+    const unsigned status = parser->get().result_int();
+    if (status < 100 || status >= 200 || status == 101) break;
+    if (interim == kMostInterimAnswers) {
+      result.answer = fail(ErrorCode::kUpstreamFailure, "reading the answer: only interim answers");
+      co_return result;
+    }
   }
   HttpAnswer answer;
-  auto message = parser.release();
+  auto message = parser->release();
   answer.status = static_cast<int>(message.result_int());
   for (const auto& field : message) {
     std::string name(field.name_string());
@@ -242,9 +254,9 @@ struct HttpConnections::State {
     }
     recent.splice(recent.begin(), recent, found->second.second);
     auto& kept = found->second.first;
-    while (!kept.empty()) {
-      auto connection = std::move(kept.front());
-      kept.pop_front();
+    while (!kept.empty()) {  // the one used last first: the least likely closed
+      auto connection = std::move(kept.back());
+      kept.pop_back();
       if (Clock::now() - connection->idle_since < kIdleLife) return connection;
     }
     return nullptr;

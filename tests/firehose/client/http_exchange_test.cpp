@@ -1,7 +1,8 @@
 // The outbound HTTP exchange against hosts on loopback: connections kept
-// and taken again, a kept one the host had closed, a host that never
-// answers, what cannot be sent, and HTTPS with certificates made here (one
-// trusted and naming the host, one naming another, one not trusted).
+// and taken again, a kept one the host had closed, interim answers, a host
+// that never answers and one that trickles, what cannot be sent, and HTTPS
+// with certificates made here (one trusted and naming the host, one naming
+// another, one not trusted).
 #include "firehose/client/http_exchange.hpp"
 
 #include <gtest/gtest.h>
@@ -31,12 +32,14 @@ const std::string kAnswer =
     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
 
 // A plain host: for each connection it accepts, it reads that many requests
-// and answers each with kAnswer, then closes it (or holds it open, never
-// answering, when the count is negative).
+// and answers each with kAnswer (after `interim`, when given), then closes
+// it (or holds it open, never answering, when the count is negative; or
+// answering as slowly as it may, with kTrickle).
 class ScriptedHost {
  public:
-  explicit ScriptedHost(std::vector<int> answers_per_connection)
-      : script_(std::move(answers_per_connection)) {
+  static constexpr int kTrickle = -2;
+  explicit ScriptedHost(std::vector<int> answers_per_connection, std::string interim = "")
+      : script_(std::move(answers_per_connection)), interim_(std::move(interim)) {
     fd_ = testing::bound_loopback_socket(port_, 8);
     thread_ = std::thread([this] { serve(); });
   }
@@ -54,6 +57,12 @@ class ScriptedHost {
     for (int answers : script_) {
       const int client = ::accept(fd_, nullptr, nullptr);
       if (client < 0) return;
+      if (answers == kTrickle) {  // the answer a byte at a time, every 20 ms
+        for (std::size_t i = 0; i < kAnswer.size() && !stop_; ++i) {
+          if (::send(client, &kAnswer[i], 1, MSG_NOSIGNAL) != 1) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
       if (answers < 0) {
         while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
@@ -68,13 +77,15 @@ class ScriptedHost {
         if (pending.find("\r\n\r\n") == std::string::npos) break;
         pending.erase(0, pending.find("\r\n\r\n") + 4);
         ++requests_;
-        ::send(client, kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL);
+        const std::string answer = interim_ + kAnswer;
+        ::send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
       }
       ::close(client);
     }
   }
 
   std::vector<int> script_;
+  std::string interim_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -195,12 +206,35 @@ TEST(HttpExchangeTest, AKeptConnectionTheHostClosedIsReplacedUnseen) {
   EXPECT_EQ(host.requests(), 2);
 }
 
+// Interim answers (1xx) are passed over: each call gets its own answer,
+// the kept connection holding nothing of an earlier one.
+TEST(HttpExchangeTest, InterimAnswersArePassedOver) {
+  ScriptedHost host({2}, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n");
+  HttpConnections connections(limits());
+  for (int i = 0; i < 2; ++i) {
+    auto answer = connections.exchange(host.url(), {.target = "/x"});
+    ASSERT_TRUE(answer.has_value()) << i << ": " << answer.error().message;
+    EXPECT_EQ(answer->status, 200);
+    EXPECT_EQ(answer->body, "{}");
+  }
+}
+
 TEST(HttpExchangeTest, AHostThatNeverAnswersTimesOut) {
   ScriptedHost host({-1});
   HttpConnections connections({.timeout = std::chrono::milliseconds(300)});
   auto answer = connections.exchange(host.url(), {.target = "/x"});
   ASSERT_FALSE(answer.has_value());
   EXPECT_EQ(answer.error().code, ErrorCode::kUpstreamFailure);
+  EXPECT_NE(answer.error().message.find("timed out"), std::string::npos) << answer.error().message;
+}
+
+// The deadline is the whole exchange's: a host that keeps sending, a byte
+// at a time, is cut off at it all the same.
+TEST(HttpExchangeTest, AHostThatTricklesItsAnswerTimesOut) {
+  ScriptedHost host({ScriptedHost::kTrickle});
+  HttpConnections connections({.timeout = std::chrono::milliseconds(300)});
+  auto answer = connections.exchange(host.url(), {.target = "/x"});
+  ASSERT_FALSE(answer.has_value());
   EXPECT_NE(answer.error().message.find("timed out"), std::string::npos) << answer.error().message;
 }
 
