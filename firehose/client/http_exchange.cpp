@@ -1,5 +1,6 @@
 #include "firehose/client/http_exchange.hpp"
 
+#include <netdb.h>
 #include <openssl/ssl.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <list>
@@ -216,6 +218,30 @@ asio::awaitable<Try> send_and_read(Stream& stream, beast::flat_buffer& buffer,
   co_return result;
 }
 
+// The addresses of `origin`'s host, resolved on the calling thread (which
+// waits for its exchange anyway): a slow name server holds only the caller
+// asking for that name, never the I/O thread or other callers.
+Result<std::vector<tcp::endpoint>> resolve(const Origin& origin) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(origin.host.c_str(), origin.port.c_str(), &hints, &found) != 0 || !found) {
+    return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + origin.host);
+  }
+  std::vector<tcp::endpoint> endpoints;
+  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+    if (entry->ai_family != AF_INET && entry->ai_family != AF_INET6) continue;
+    tcp::endpoint endpoint;
+    std::memcpy(endpoint.data(), entry->ai_addr, entry->ai_addrlen);
+    endpoint.resize(entry->ai_addrlen);
+    endpoints.push_back(endpoint);
+  }
+  freeaddrinfo(found);
+  if (endpoints.empty()) return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + origin.host);
+  return endpoints;
+}
+
 }  // namespace
 
 struct HttpConnections::State {
@@ -233,18 +259,29 @@ struct HttpConnections::State {
   ssl::context tls{ssl::context::tls_client};
   std::atomic<std::size_t> hosts{0};
 
-  // Touched on the I/O thread only: origins, most recently used first, and
-  // each one's idle connections.
+  // Origins, most recently used first, and each one's idle connections. A
+  // connection's sockets are used on the I/O thread only; the lists are
+  // taken from and given to under the mutex, from any thread.
+  std::mutex mutex;
   std::list<std::string> recent;
   std::map<std::string,
            std::pair<std::deque<std::unique_ptr<Connection>>, std::list<std::string>::iterator>>
       idle;
 
+  // Connections let go of end on the I/O thread (a timer of theirs may
+  // still have a completion queued there).
+  void let_go(std::unique_ptr<Connection> connection) {
+    if (connection) asio::post(io_thread->io(), [gone = std::move(connection)] {});
+  }
+
   std::unique_ptr<Connection> take(const std::string& key) {
+    std::lock_guard lock(mutex);
     auto found = idle.find(key);
     if (found == idle.end()) {
       while (idle.size() >= std::max<std::size_t>(1, limits.max_hosts) && !recent.empty()) {
-        idle.erase(recent.back());
+        auto evicted = idle.find(recent.back());
+        for (auto& connection : evicted->second.first) let_go(std::move(connection));
+        idle.erase(evicted);
         recent.pop_back();
       }
       recent.push_front(key);
@@ -258,25 +295,25 @@ struct HttpConnections::State {
       auto connection = std::move(kept.back());
       kept.pop_back();
       if (Clock::now() - connection->idle_since < kIdleLife) return connection;
+      let_go(std::move(connection));
     }
     return nullptr;
   }
 
   void keep(const std::string& key, std::unique_ptr<Connection> connection) {
-    auto found = idle.find(key);
-    if (found == idle.end() || found->second.first.size() >= kIdlePerOrigin) return;
     connection->tcp().expires_never();
     connection->idle_since = Clock::now();
+    std::lock_guard lock(mutex);
+    auto found = idle.find(key);
+    if (found == idle.end() || found->second.first.size() >= kIdlePerOrigin) return;
     found->second.first.push_back(std::move(connection));
   }
 
-  asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const Origin& origin,
-                                                               Clock::time_point deadline) {
+  asio::awaitable<Result<std::unique_ptr<Connection>>> connect(
+      const Origin& origin, const std::vector<tcp::endpoint>& endpoints,
+      Clock::time_point deadline) {
     auto& io = io_thread->io();
     error_code ec;
-    tcp::resolver resolver(io);
-    auto endpoints = co_await resolver.async_resolve(origin.host, origin.port, with(ec));
-    if (ec) co_return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + origin.host);
     auto connection = std::make_unique<Connection>();
     if (origin.tls) {
       connection->secure.emplace(io, tls);
@@ -299,44 +336,64 @@ struct HttpConnections::State {
     co_return connection;
   }
 
-  // The exchange, on the I/O thread: a kept connection first, and once
-  // more on a new one when the host had closed the kept one unseen.
-  asio::awaitable<Result<HttpAnswer>> run(Origin origin, http::request<http::string_body> request,
-                                          Clock::time_point deadline) {
-    const std::string key = (origin.tls ? "https://" : "http://") + origin.authority;
-    std::unique_ptr<Connection> connection = take(key);
-    for (bool reused = connection != nullptr;; reused = false) {
-      if (!connection) {
-        auto made = co_await connect(origin, deadline);
-        if (!made) co_return std::unexpected(made.error());
-        connection = std::move(*made);
-      }
-      connection->tcp().expires_at(deadline);
-      Try outcome;
-      if (connection->secure) {
-        outcome = co_await send_and_read(*connection->secure, connection->buffer, request,
-                                         limits.max_body_bytes);
-      } else {
-        outcome = co_await send_and_read(*connection->plain, connection->buffer, request,
-                                         limits.max_body_bytes);
-      }
-      if (!outcome.answer && outcome.nothing_came && reused) {
-        connection.reset();
-        continue;
-      }
-      if (outcome.answer && outcome.reusable) keep(key, std::move(connection));
-      co_return std::move(outcome.answer);
+  // One try, on the I/O thread: on `connection` when it is given (a kept
+  // one), else on a new one to `endpoints`; kept afterwards when it may
+  // carry another exchange. The caller waits, so the references hold.
+  asio::awaitable<Try> attempt(const Origin& origin, const std::string& key,
+                               std::unique_ptr<Connection> connection,
+                               const std::vector<tcp::endpoint>& endpoints,
+                               http::request<http::string_body>& request,
+                               Clock::time_point deadline) {
+    if (!connection) {
+      auto made = co_await connect(origin, endpoints, deadline);
+      if (!made) co_return Try{.answer = std::unexpected(made.error())};
+      connection = std::move(*made);
     }
+    connection->tcp().expires_at(deadline);
+    Try outcome;
+    if (connection->secure) {
+      outcome = co_await send_and_read(*connection->secure, connection->buffer, request,
+                                       limits.max_body_bytes);
+    } else {
+      outcome = co_await send_and_read(*connection->plain, connection->buffer, request,
+                                       limits.max_body_bytes);
+    }
+    if (outcome.answer && outcome.reusable) keep(key, std::move(connection));
+    co_return outcome;
   }
 };
+
+namespace {
+
+// Runs `work` on the I/O thread and waits for its outcome.
+Try on_io_thread(asio::io_context& io, asio::awaitable<Try> work) {
+  auto promise = std::make_shared<std::promise<Try>>();
+  auto future = promise->get_future();
+  asio::co_spawn(io, std::move(work), [promise](std::exception_ptr error, Try outcome) {
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        outcome = Try{.answer = fail(ErrorCode::kUpstreamFailure, e.what())};
+      } catch (...) {
+        outcome = Try{.answer = fail(ErrorCode::kUpstreamFailure, "the exchange failed")};
+      }
+    }
+    promise->set_value(std::move(outcome));
+  });
+  return future.get();
+}
+
+}  // namespace
 
 HttpConnections::HttpConnections(HttpLimits limits)
     : state_(std::make_shared<State>(std::move(limits))) {}
 
 HttpConnections::~HttpConnections() {
-  // The kept connections belong to the I/O thread: let them go there.
+  // The kept connections end on the I/O thread, before the state does.
   std::promise<void> done;
   asio::post(state_->io_thread->io(), [this, &done] {
+    std::lock_guard lock(state_->mutex);
     state_->idle.clear();
     done.set_value();
   });
@@ -369,23 +426,26 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
     request.prepare_payload();
   }
   const auto deadline = Clock::now() + state_->limits.timeout;
-  auto promise = std::make_shared<std::promise<Result<HttpAnswer>>>();
-  auto future = promise->get_future();
-  asio::co_spawn(state_->io_thread->io(),
-                 state_->run(std::move(*origin), std::move(request), deadline),
-                 [promise](std::exception_ptr error, Result<HttpAnswer> answer) {
-                   if (error) {
-                     try {
-                       std::rethrow_exception(error);
-                     } catch (const std::exception& e) {
-                       answer = fail(ErrorCode::kUpstreamFailure, e.what());
-                     } catch (...) {
-                       answer = fail(ErrorCode::kUpstreamFailure, "the exchange failed");
-                     }
-                   }
-                   promise->set_value(std::move(answer));
-                 });
-  return future.get();
+  const std::string key = (origin->tls ? "https://" : "http://") + origin->authority;
+  // A kept connection first, and once more on a new one when the host had
+  // closed the kept one unseen.
+  std::unique_ptr<Connection> connection = state_->take(key);
+  for (bool reused = connection != nullptr;; reused = false) {
+    std::vector<tcp::endpoint> endpoints;
+    if (!connection) {
+      auto resolved = resolve(*origin);
+      if (!resolved) return std::unexpected(resolved.error());
+      if (Clock::now() >= deadline) {
+        return fail(ErrorCode::kUpstreamFailure, "resolving " + origin->host + ": timed out");
+      }
+      endpoints = std::move(*resolved);
+    }
+    Try outcome = on_io_thread(
+        state_->io_thread->io(),
+        state_->attempt(*origin, key, std::move(connection), endpoints, request, deadline));
+    if (!outcome.answer && outcome.nothing_came && reused) continue;
+    return std::move(outcome.answer);
+  }
 }
 
 }  // namespace bulleted::firehose

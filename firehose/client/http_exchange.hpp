@@ -2,7 +2,8 @@
 // answer's head (32 KiB) and its body (the caller's cap, with a length or
 // chunked, whatever size a chunk claims) are never read past their limits,
 // and the exchange (connecting, TLS, sending, the answer) ends by its
-// deadline. Resolving a name waits on the system resolver's own timeouts.
+// deadline. A name is resolved on the caller's thread, within the system
+// resolver's own timeouts: a slow name server holds no one else.
 //
 // Every socket is driven by one I/O thread of the process, so a connection
 // is never touched by two threads at once; callers block until their
