@@ -89,6 +89,45 @@ TEST(XrpcClientTest, AnAnswerIsReadWholeAndExactly) {
   EXPECT_EQ(reply->body, body);
 }
 
+// Just under every limit: an answer of exactly the cap, with a length and
+// chunked, and a head just under 32 KiB, are read whole; one byte more of
+// body is refused.
+TEST(XrpcClientTest, AnswersJustUnderTheLimitsAreReadWhole) {
+  const std::size_t cap = 1024;
+  auto client = make_http_xrpc_client(std::chrono::seconds(5), cap);
+  for (const std::size_t size : {cap, cap + 1}) {
+    const std::string body(size, 'a');
+    CannedHost host("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(size) +
+                        "\r\nConnection: close\r\n\r\n",
+                    body);
+    auto reply = client->call({.base_url = host.url(), .path = "/x"});
+    if (size == cap) {
+      ASSERT_TRUE(reply.has_value()) << reply.error().message;
+      EXPECT_EQ(reply->body, body);
+    } else {
+      ASSERT_FALSE(reply.has_value());
+      EXPECT_EQ(reply.error().code, ErrorCode::kPayloadTooLarge);
+    }
+  }
+  {
+    CannedHost host("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                    "400\r\n" + std::string(cap, 'b') + "\r\n0\r\n\r\n");
+    auto reply = client->call({.base_url = host.url(), .path = "/x"});
+    ASSERT_TRUE(reply.has_value()) << reply.error().message;
+    EXPECT_EQ(reply->body, std::string(cap, 'b'));
+  }
+  {
+    const std::string pad(31 * 1024, 'p');
+    CannedHost host(
+        "HTTP/1.1 200 OK\r\nX-Pad: " + pad + "\r\nContent-Length: 2\r\nConnection: close\r\n\r\n",
+        "{}");
+    auto reply = client->call({.base_url = host.url(), .path = "/x"});
+    ASSERT_TRUE(reply.has_value()) << reply.error().message;
+    EXPECT_EQ(reply->body, "{}");
+    EXPECT_EQ(reply->header("x-pad"), pad);
+  }
+}
+
 // 256 MiB offered in chunks to a client capped at 64 KiB: it stops reading
 // past the cap and closes the connection; what the host could write is
 // what the sockets' buffers hold, not the answer.
