@@ -6,7 +6,9 @@
 //   complete  the index found few enough candidates (an eighth of the
 //             budget for relevance, half for the other sorts): every one
 //             is read, filtered and sorted in the requested order
-//             (c|offset);
+//             (c|offset); in outline order, many candidates are first
+//             looked for by walking the children index in reading order,
+//             which gives the same page when they are dense;
 //   windows   relevance over more than that: the index's candidates newest
 //             row first, an eighth of the budget at a time, each window
 //             sorted by score (w|upper rowid|offset);

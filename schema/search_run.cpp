@@ -280,6 +280,13 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   };
   std::vector<Found> found;
   const bool outline = r_.sort == SearchSort::kOutline;
+  // Few candidates are placed at once; more are first looked for in reading
+  // order (search_walks.cpp).
+  if (outline && rowids.size() > kWalkMinCandidatesPerResult * static_cast<std::size_t>(r_.limit)) {
+    auto walked = outline_among(rowids, offset);
+    if (!walked) return pass(walked);
+    if (*walked) return true;
+  }
   for (const std::int64_t rowid : rowids) {
     auto c = load(kCandidateByRowid, rowid);
     if (!c) return pass(c);

@@ -42,6 +42,14 @@ inline constexpr const char* kNextSibling =
     "SELECT " CANDIDATE_COLUMNS
     " FROM nodes WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
     " ORDER BY sort_key, rkey LIMIT 1";
+// A group's entries in reading order after a place (from its start: after
+// ('', '')), from the children index alone (it holds all three), each with
+// whether it has children (?5: the prefix of their group).
+inline constexpr const char* kChildEntries =
+    "SELECT rowid, rkey, sort_key,"
+    " EXISTS (SELECT 1 FROM nodes k WHERE k.grp = ?5 || c.rkey)"
+    " FROM nodes c WHERE grp = ?1 AND (sort_key, rkey) > (?2, ?3)"
+    " ORDER BY sort_key, rkey LIMIT ?4";
 inline constexpr const char* kByKeyFrom =
     "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
 
@@ -64,6 +72,23 @@ inline constexpr std::size_t kChangeEntriesPerRow = 40;
 // at most this many a row of the budget, so a hostile chain of ancestors
 // cannot make the sort cost more than the budget's reads would.
 inline constexpr std::size_t kPathStepsPerRow = 8;
+
+// Outline order over a known set of candidates first walks the outline in
+// reading order through the children index alone (a step: the first child
+// of a node, or its next sibling, without the row) and reads the candidates
+// it meets: when they are dense (a tag, an AND) the page is full long
+// before every candidate and its ancestors would have been read to be
+// placed. A row read and placed costs about as much as this many steps
+// (measured: docs/BENCHMARKS.md), and counts as much of the budget; the
+// walk gives way to placing them all when, at the density met so far,
+// finding the page would cost more than that.
+inline constexpr std::size_t kWalkStepsPerRow = 4;
+// Candidates placed cost their ancestors too: on the search bench's outline
+// about two rows for every candidate.
+inline constexpr std::size_t kRowsPerPlacedCandidate = 2;
+// The walk is not tried when the candidates are this few a result of the
+// page (placing them is cheap then).
+inline constexpr std::size_t kWalkMinCandidatesPerResult = 4;
 
 // A node as a search reads it: enough to filter, sort and place it.
 struct Candidate {
@@ -114,6 +139,23 @@ struct Place {
   Standing standing;
 };
 
+// A node as the walk among candidates (outline_among) sees it: an entry of
+// the children index.
+struct WalkEntry {
+  std::int64_t rowid = 0;
+  std::string rkey, sort_key;
+  bool parent = false;  // has children
+};
+
+// One level of that walk: the group's entries read so far, from the one the
+// walk is at, and whether there may be more after them.
+struct WalkLevel {
+  std::string group;
+  std::vector<WalkEntry> entries;
+  std::size_t at = 0;
+  bool more = false;
+};
+
 // A found node as a page returns it.
 struct Hit {
   Candidate node;
@@ -155,6 +197,10 @@ class SearchRun {
   }
 
   Result<bool> complete(const std::vector<std::int64_t>& rowids, std::int64_t offset);
+  // complete()'s page in outline order found by walking the outline; false
+  // when the walk gave way (nothing added, nothing counted).
+  Result<bool> outline_among(const std::vector<std::int64_t>& rowids, std::int64_t offset);
+  Result<void> read_entries(WalkLevel& level, const WalkEntry* after, std::int64_t count);
   Result<void> windows(std::int64_t upper, std::int64_t offset);
   Result<void> recent(std::int64_t below);
   Result<void> recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below);

@@ -245,6 +245,136 @@ Result<void> SearchRun::move(std::optional<Candidate>& at, std::int64_t& step,
   return {};
 }
 
+namespace {
+
+// The walk reads a group's entries this many at a time (a seek each time),
+// and one at a time below this depth, so that a hostile outline (deep, and
+// wide at every level) cannot make it hold more than one entry a step.
+constexpr std::int64_t kEntriesPerRead = 16;
+constexpr std::size_t kLevelsReadAhead = 64;
+
+}  // namespace
+
+// Reads the next entries of `level`'s group after `after` (all: from the
+// first) into it, from its start: `count` of them at most.
+Result<void> SearchRun::read_entries(WalkLevel& level, const WalkEntry* after, std::int64_t count) {
+  auto stmt = db_.prepare(kChildEntries);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, level.group);
+  (*stmt)->bind_view(2, after ? std::string_view(after->sort_key) : std::string_view(""));
+  (*stmt)->bind_view(3, after ? std::string_view(after->rkey) : std::string_view(""));
+  (*stmt)->bind(4, count).bind_view(5, child_prefix_);
+  level.entries.clear();
+  level.at = 0;
+  while (true) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    level.entries.push_back(
+        {(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2), (*stmt)->integer(3) != 0});
+  }
+  level.more = std::ssize(level.entries) == count;
+  return {};
+}
+
+// Reading order is depth first with siblings by (sort_key, rkey), which is
+// the order of complete()'s paths: the wanted candidates the walk meets are
+// complete()'s first ones, in its order, so the page and its cursor (an
+// offset among them) are the ones complete() would give. The walk holds
+// the levels from the scope down to where it is; it skips the root inside
+// its own subtree (a cycle), and never meets nodes without a reading
+// position, which complete() puts last.
+Result<bool> SearchRun::outline_among(const std::vector<std::int64_t>& rowids,
+                                      std::int64_t offset) {
+  std::unordered_set<std::int64_t> members(rowids.begin(), rowids.end());
+  const std::size_t examined_before = examined_;
+  // What placing every candidate would cost, in steps.
+  const std::size_t placing = kWalkStepsPerRow * kRowsPerPlacedCandidate * rowids.size();
+  // The wanted candidates before the page (a cursor's offset), and how many
+  // the page needs the walk to meet.
+  const std::size_t skip = std::min(static_cast<std::size_t>(offset), rowids.size());
+  const std::size_t need = skip + static_cast<std::size_t>(r_.limit);
+  auto give_way = [&] {
+    hits_->clear();
+    bytes_ = 0;
+    examined_ = examined_before;
+    page_->cursor.reset();
+    return false;
+  };
+  std::vector<WalkLevel> levels(1);
+  // How many entries a read takes at `depth` (0: the scope's children).
+  auto batch = [](std::size_t depth) { return depth < kLevelsReadAhead ? kEntriesPerRead : 1; };
+  levels[0].group = r_.root_rkey ? child_prefix_ + *r_.root_rkey : top_group_;
+  if (auto read = read_entries(levels[0], nullptr, batch(0)); !read) return pass(read);
+  std::size_t met = 0;  // wanted candidates met
+  for (std::size_t steps = 1;; ++steps) {
+    // On past the entries read to the next one: the level's next read, or
+    // up a level.
+    while (!levels.empty() && levels.back().at == levels.back().entries.size()) {
+      WalkLevel& level = levels.back();
+      if (!level.more) {
+        levels.pop_back();
+        if (!levels.empty()) ++levels.back().at;
+        continue;
+      }
+      const WalkEntry last = level.entries.back();
+      if (auto read = read_entries(level, &last, batch(levels.size() - 1)); !read) {
+        return pass(read);
+      }
+    }
+    if (levels.empty()) break;
+    if (steps % kWalkStepsPerRow == 0) ++examined_;
+    if (steps % 16 == 0) {
+      // At the density met so far, counting the next node as a match (so
+      // that a walk that met none gives way early, when even that would
+      // not do).
+      const bool dearer = steps * need / (met + 1) > placing;
+      if (dearer || spent()) return give_way();
+    }
+    const WalkEntry& at = levels.back().entries[levels.back().at];
+    if (r_.root_rkey && at.rkey == *r_.root_rkey) {  // never into the root's own subtree
+      ++levels.back().at;
+      continue;
+    }
+    if (members.erase(at.rowid) != 0) {
+      auto c = load(kCandidateByRowid, at.rowid);
+      if (!c) return pass(c);
+      auto want =
+          *c ? wanted(**c, true, false) : Result<std::optional<bool>>(std::optional<bool>(false));
+      if (!want) return pass(want);
+      if (**want && met++ >= skip) {
+        auto added = add(**c);
+        if (!added) return pass(added);
+        if (!*added) {
+          set_cursor('c', static_cast<std::int64_t>(met - 1));
+          return true;
+        }
+        if (full()) {
+          if (!members.empty()) set_cursor('c', static_cast<std::int64_t>(met));
+          return true;
+        }
+      }
+    }
+    // Down into its children, else on.
+    if (!at.parent) {
+      ++levels.back().at;
+      continue;
+    }
+    WalkLevel below;
+    below.group = child_prefix_ + at.rkey;
+    if (auto read = read_entries(below, nullptr, batch(levels.size())); !read) return pass(read);
+    if (below.entries.empty()) {  // none after all: on
+      ++levels.back().at;
+    } else {
+      levels.push_back(std::move(below));
+    }
+  }
+  // Every node in reading order met: the rest, if any, have no reading
+  // position, and complete() places them last.
+  if (members.empty() || r_.root_rkey) return true;
+  return give_way();
+}
+
 // The nodes with no reading position (unattached, dangling, in a cycle), by
 // rkey, from node `rowid` on (0: the first).
 Result<void> SearchRun::unplaced(std::int64_t rowid) {

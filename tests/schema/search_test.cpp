@@ -485,6 +485,108 @@ TEST_F(SearchTest, CyclesAndUnattachedNodesComeLastInOutlineAndRootsInCyclesEnd)
   }
 }
 
+// Outline order over many candidates: when they are dense the first page
+// is found by walking the outline in reading order (few rows read), when
+// they are sparse or far down the candidates are placed whole; both give
+// the same pages, and a search crosses from one to the other between pages
+// without a skip or a repeat, at any budget, with nodes that have no
+// reading position last.
+TEST_F(SearchTest, OutlineOrderWalksToDenseCandidatesAndPlacesSparseOnes) {
+  std::vector<RecordOp> ops;
+  std::vector<std::string> dense, sparse;
+  for (int s = 0; s < 8; ++s) {
+    const std::string section = "s" + std::to_string(s);
+    ops.push_back(op_of({.rkey = section, .key = key_of(s), .text = "section"}));
+    for (int i = 0; i < 100; ++i) {
+      const std::string leaf = section + "_" + std::to_string(1000 + i);
+      const bool is_dense = i % 4 == 0;
+      const bool is_sparse = s == 7 && i >= 70;
+      ops.push_back(op_of(
+          {.rkey = leaf,
+           .parent = section,
+           .key = key_of(i),
+           .text = std::string(is_dense ? "dense " : "") + (is_sparse ? "sparse" : "filler")}));
+      if (is_dense) dense.push_back(leaf);
+      if (is_sparse) sparse.push_back(leaf);
+    }
+  }
+  // Matches with no reading position: a cycle and a dangling node.
+  ops.push_back(op_of({.rkey = "zc1", .parent = "zc2", .text = "dense sparse"}));
+  ops.push_back(op_of({.rkey = "zc2", .parent = "zc1", .text = "dense sparse"}));
+  ops.push_back(op_of({.rkey = "zd", .parent = "missing", .text = "dense sparse"}));
+  apply(std::move(ops));
+  for (auto* list : {&dense, &sparse}) list->insert(list->end(), {"zc1", "zc2", "zd"});
+
+  // 203 candidates, the page's 5 in the first 20 nodes: the walk reads 5
+  // rows (the index's 203 matches are counted too); placing them all
+  // would read every one.
+  auto first = page("dense", SearchSort::kOutline, std::nullopt, std::nullopt, 5);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  std::vector<std::string> got;
+  for (const auto& r : first->results) got.push_back(r.node.rkey);
+  EXPECT_EQ(got, std::vector<std::string>(dense.begin(), dense.begin() + 5));
+  EXPECT_LT(first->rows_examined, dense.size() + 50);
+  ASSERT_EQ(first->results.size(), 5u);
+  EXPECT_EQ(first->results[0].ancestors.size(), 1u);
+  EXPECT_FALSE(first->results[0].highlights.empty());
+  // 33 candidates after 770 nodes without one: the walk gives way (its
+  // steps not counted) and they are placed whole.
+  auto far = page("sparse", SearchSort::kOutline, std::nullopt, std::nullopt, 5);
+  ASSERT_TRUE(far.has_value()) << far.error().message;
+  EXPECT_GE(far->rows_examined, 2 * sparse.size());
+  EXPECT_LT(far->rows_examined, 3 * sparse.size());
+  got.clear();
+  for (const auto& r : far->results) got.push_back(r.node.rkey);
+  EXPECT_EQ(got, std::vector<std::string>(sparse.begin(), sparse.begin() + 5));
+
+  for (const std::size_t budget : {20'000u, 400u, 60u}) {
+    for (const int limit : {1, 5, 25}) {
+      EXPECT_EQ(all_pages("dense", SearchSort::kOutline, budget, limit), dense)
+          << budget << " " << limit;
+      EXPECT_EQ(all_pages("sparse", SearchSort::kOutline, budget, limit), sparse)
+          << budget << " " << limit;
+    }
+  }
+  // Zoomed: the section's own matches, in its order, whatever the way.
+  EXPECT_EQ(all_pages("dense", SearchSort::kOutline, 20'000, 5, "s7"),
+            std::vector<std::string>(dense.begin() + 175, dense.begin() + 200));
+  EXPECT_EQ(all_pages("sparse", SearchSort::kOutline, 20'000, 5, "s7"),
+            std::vector<std::string>(sparse.begin(), sparse.begin() + 30));
+  // Zoomed into a bullet of a cycle: the other one, and the walk stops at
+  // the root met again below it.
+  EXPECT_EQ(all_pages("dense", SearchSort::kOutline, 20'000, 1, "zc1"),
+            std::vector<std::string>{"zc2"});
+}
+
+// The walk in reading order down a chain deeper than it reads ahead (each
+// level read one entry at a time below 64), with a second child at every
+// level: every match in reading order, page after page.
+TEST_F(SearchTest, OutlineOrderWalksADeepChainWithASecondChildAtEveryLevel) {
+  std::vector<RecordOp> ops;
+  std::vector<std::string> chain, leaves;
+  for (int i = 0; i < 300; ++i) {
+    chain.push_back("c" + std::to_string(1000 + i));
+    std::optional<std::string> parent;
+    if (i > 0) parent = chain[i - 1];
+    ops.push_back(
+        op_of({.rkey = chain.back(), .parent = parent, .key = key_of(0), .text = "deep"}));
+    if (i > 0) {
+      leaves.push_back("l" + std::to_string(1000 + i));
+      ops.push_back(
+          op_of({.rkey = leaves.back(), .parent = parent, .key = key_of(1), .text = "deep"}));
+    }
+  }
+  apply(std::move(ops));
+  std::vector<std::string> reading = chain;
+  reading.insert(reading.end(), leaves.rbegin(), leaves.rend());
+  for (const std::size_t budget : {20'000u, 700u}) {
+    EXPECT_EQ(all_pages("deep", SearchSort::kOutline, budget, 5), reading) << budget;
+  }
+  auto first = page("deep", SearchSort::kOutline, std::nullopt, std::nullopt, 5);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_LT(first->rows_examined, reading.size() + 50);  // walked, not placed
+}
+
 TEST_F(SearchTest, ATenThousandLevelChainStaysBoundedPerPage) {
   std::vector<RecordOp> ops;
   ops.push_back(op_of({.rkey = "n0", .text = "start"}));
