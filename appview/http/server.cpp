@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 // clang-format off
 #include <utility>  // before asio: its awaitable.hpp uses std::exchange
@@ -361,7 +362,7 @@ Result<void> HttpServer::start() {
   // Nice values are per thread on Linux; raising one needs no privilege.
   state->searches->start([nice = state->options.search_nice] {
     if (nice > 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
-                                  ::getpriority(PRIO_PROCESS, 0) + nice) != 0) {
+                                  std::min(::getpriority(PRIO_PROCESS, 0) + nice, 19)) != 0) {
       spdlog::warn("http: the searches' lane keeps the process's priority");
     }
   });

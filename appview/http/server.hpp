@@ -154,11 +154,12 @@ struct HttpServerOptions {
   // restart wait there, not in the requests' queue).
   std::size_t max_streams_queued = 16384;
   // The searches' lane: its workers (each with a nice value this much
-  // above the process's: the kernel gives other workers the cores first),
-  // and how many searches may wait for one.
+  // above the process's, at most 19: the kernel gives other workers the
+  // cores first; under a load that keeps every core busy, searches wait for
+  // them), and how many searches may wait for one.
   int search_workers = 1;
   std::size_t max_searches_queued = 1;
-  int search_nice = 5;
+  int search_nice = 19;
   // Called when a lane's queue is full and a request is refused for it.
   std::function<void(Lane)> overflowed;
   // Called on a connection's thread with the request's head; must be quick (no
