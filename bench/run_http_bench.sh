@@ -94,15 +94,22 @@ printf 'request = function()\n  return wrk.format("GET", "%s&sort=outline")\nend
 # with one waiting; more connections would measure 429s.
 CONNECTIONS=2 RUN_THREADS=1 run "trivial, a search answer's size ($search_bytes B), 2 conns" "http://127.0.0.1:$search_ceiling_port/"
 CONNECTIONS=2 RUN_THREADS=1 run "searchNodes, a rare word, 2 conns" "http://127.0.0.1:$port" "$work/search.lua"
-if [ -z "${ONLY:-}" ] || [[ "getNode while 8 searches run" =~ $ONLY ]]; then
-  wrk -t1 -c8 -d"$((seconds + 2))s" -s "$work/broad.lua" "http://127.0.0.1:$port" > "$work/broad.out" &
-  broad_pid=$!
+# getNode while eight searchers (SCRIPT, wrk's own options after it) ask
+# from other connections.
+while_searching() {  # while_searching NAME SCRIPT WRK_OPTION...
+  local name=$1 script=$2 searchers
+  shift 2
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then return 0; fi
+  wrk "$@" -d"$((seconds + 2))s" -s "$script" "http://127.0.0.1:$port" > "$work/searchers.out" &
+  searchers=$!
   sleep 1
-  run "getNode while 8 searches run" "http://127.0.0.1:$port" "$work/node.lua"
-  wait "$broad_pid" || true
+  run "$name" "http://127.0.0.1:$port" "$work/node.lua"
+  wait "$searchers" || true
   printf "  %-30s %s req/s, %s non-2xx (429: no place)\n" "the 8 broad searches" \
-    "$(awk '/Requests\/sec/ {print $2}' "$work/broad.out")" "$(awk '/Non-2xx/ {print $NF}' "$work/broad.out")"
-fi
+    "$(awk '/Requests\/sec/ {print $2}' "$work/searchers.out")" \
+    "$(awk '/Non-2xx/ {print $NF}' "$work/searchers.out")"
+}
+while_searching "getNode while 8 searches run" "$work/broad.lua" -t1 -c8
 # The same eight searchers as clients that wait the Retry-After of a 429
 # before asking again (one connection a wrk thread: its own wait): the
 # searches' lane stays busy (one running, four waiting), without the flood
@@ -116,15 +123,7 @@ response = function(status, headers, body)
 end
 delay = function() return wait_ms end
 LUA
-if [ -z "${ONLY:-}" ] || [[ "getNode while 8 searches run, 429s waited out" =~ $ONLY ]]; then
-  wrk -t8 -c8 -d"$((seconds + 2))s" -s "$work/polite.lua" "http://127.0.0.1:$port" > "$work/polite.out" &
-  polite_pid=$!
-  sleep 1
-  run "getNode while 8 searches run, 429s waited out" "http://127.0.0.1:$port" "$work/node.lua"
-  wait "$polite_pid" || true
-  printf "  %-30s %s req/s, %s non-2xx (429: no place)\n" "the 8 broad searches" \
-    "$(awk '/Requests\/sec/ {print $2}' "$work/polite.out")" "$(awk '/Non-2xx/ {print $NF}' "$work/polite.out")"
-fi
+while_searching "getNode while 8 searches run, 429s waited out" "$work/polite.lua" -t8 -c8
 # The server's own time for the same createNode requests: its latency
 # histogram (from the handler's start to its answer) and the time they waited
 # for a worker (the requests lane's queue; nothing else runs meanwhile). What
