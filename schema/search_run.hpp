@@ -74,17 +74,19 @@ inline constexpr std::size_t kChangeEntriesPerRow = 40;
 inline constexpr std::size_t kPathStepsPerRow = 8;
 
 // Outline order over a known set of candidates first walks the outline in
-// reading order through the children index alone (a step: the first child
-// of a node, or its next sibling, without the row) and reads the candidates
-// it meets: when they are dense (a tag, an AND) the page is full long
+// reading order through the children index alone (a step: the next node in
+// reading order, its entry read with its siblings', without its row) and
+// reads the candidates it meets: when they are dense (a tag, an AND) the page is full long
 // before every candidate and its ancestors would have been read to be
 // placed. A row read and placed costs about as much as this many steps
 // (measured: docs/BENCHMARKS.md), and counts as much of the budget; the
 // walk gives way to placing them all when, at the density met so far,
 // finding the page would cost more than that.
 inline constexpr std::size_t kWalkStepsPerRow = 4;
-// Candidates placed cost their ancestors too: on the search bench's outline
-// about two rows for every candidate.
+// Candidates placed cost their ancestors too (read once, shared by
+// siblings): counted as two rows a candidate, where the search bench's
+// outline takes 3.2 to 3.5, so that the walk gives way early rather than
+// late.
 inline constexpr std::size_t kRowsPerPlacedCandidate = 2;
 // The walk is not tried when the candidates are this few a result of the
 // page (placing them is cheap then).
