@@ -76,12 +76,12 @@ inline constexpr std::size_t kPathStepsPerRow = 8;
 // Outline order over a known set of candidates first walks the outline in
 // reading order through the children index alone (a step: the next node in
 // reading order, its entry read with its siblings', without its row) and
-// reads the candidates it meets: when they are dense (a tag, an AND) the page is full long
-// before every candidate and its ancestors would have been read to be
-// placed. A row read and placed costs about as much as this many steps
-// (measured: docs/BENCHMARKS.md), and counts as much of the budget; the
-// walk gives way to placing them all when, at the density met so far,
-// finding the page would cost more than that.
+// reads the candidates it meets: when they are dense (a common tag) the
+// page is full long before every candidate and its ancestors would have
+// been read to be placed. A row read and placed costs about as much as
+// this many steps (measured: docs/BENCHMARKS.md), and counts as much of
+// the budget; the walk gives way to placing them all when, at the density
+// met so far, finding the page would cost more than that.
 inline constexpr std::size_t kWalkStepsPerRow = 4;
 // Candidates placed cost their ancestors too (read once, shared by
 // siblings): counted as two rows a candidate, where the search bench's
