@@ -533,8 +533,10 @@ TEST_F(SearchTest, OutlineOrderWalksToDenseCandidatesAndPlacesSparseOnes) {
   // steps not counted) and they are placed whole.
   auto far = page("sparse", SearchSort::kOutline, std::nullopt, std::nullopt, 5);
   ASSERT_TRUE(far.has_value()) << far.error().message;
+  // Each candidate's index row and node, and a few ancestors (s7, the
+  // missing parent): nothing of the walk that gave way.
   EXPECT_GE(far->rows_examined, 2 * sparse.size());
-  EXPECT_LT(far->rows_examined, 3 * sparse.size());
+  EXPECT_LE(far->rows_examined, 2 * sparse.size() + 8);
   got.clear();
   for (const auto& r : far->results) got.push_back(r.node.rkey);
   EXPECT_EQ(got, std::vector<std::string>(sparse.begin(), sparse.begin() + 5));
