@@ -251,22 +251,21 @@ Result<std::size_t> SearchRun::add_from(const std::vector<const Candidate*>& sor
   return at;
 }
 
-Result<std::optional<std::vector<std::pair<std::string, std::string>>>> SearchRun::path(
-    const Candidate& c, std::size_t& entries) {
-  using Path = std::vector<std::pair<std::string, std::string>>;
-  Path out{{c.sort_key, c.rkey}};
-  std::optional<std::string> up;
-  if (std::string_view(c.group).starts_with(child_prefix_))
-    up = c.group.substr(child_prefix_.size());
-  while (up && !(r_.root_rkey && *up == *r_.root_rkey)) {
-    const Place& node = places_[*up];
-    if (node.missing) break;
-    out.emplace_back(node.sort_key, *up);
-    up = node.parent;
-    if (++entries > kPathStepsPerRow * r_.budget_rows) return std::optional<Path>();
+Result<std::optional<SearchPath>> SearchRun::path(const Candidate& c, std::size_t& entries) const {
+  SearchPath out;
+  const std::string* at = &c.rkey;
+  while (true) {
+    // Every node on the way was placed (its standing is known).
+    const auto node = places_.find(*at);
+    if (node == places_.end() || node->second.missing) break;
+    out.emplace_back(node->second.sort_key, node->first);
+    const auto& up = node->second.parent;
+    if (!up || (r_.root_rkey && *up == *r_.root_rkey)) break;
+    at = &*up;
+    if (++entries > kPathStepsPerRow * r_.budget_rows) return std::optional<SearchPath>();
   }
   std::reverse(out.begin(), out.end());
-  return std::optional<Path>(std::move(out));
+  return std::optional<SearchPath>(std::move(out));
 }
 
 // All candidates read, filtered and sorted; false when the budget ran out
@@ -276,7 +275,7 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
     Candidate c;
     std::int64_t score = 0;
     bool placed = true;  // has a reading position (outline)
-    std::vector<std::pair<std::string, std::string>> path;
+    SearchPath path;
   };
   std::vector<Found> found;
   const bool outline = r_.sort == SearchSort::kOutline;

@@ -158,6 +158,11 @@ struct WalkLevel {
   bool more = false;
 };
 
+// Where a node stands in reading order: the (sort key, rkey) of each node
+// from the top (or the root's child) down to it, viewed in the run's
+// places (which keep their place while the run lasts).
+using SearchPath = std::vector<std::pair<std::string_view, std::string_view>>;
+
 // A found node as a page returns it.
 struct Hit {
   Candidate node;
@@ -217,8 +222,7 @@ class SearchRun {
   Result<std::optional<Candidate>> first_in_group(const std::string& group);
   Result<std::optional<Candidate>> next_sibling(const Candidate& c);
   Result<std::optional<Candidate>> parent_of(const Candidate& c);
-  Result<std::optional<std::vector<std::pair<std::string, std::string>>>> path(
-      const Candidate& c, std::size_t& entries);
+  Result<std::optional<SearchPath>> path(const Candidate& c, std::size_t& entries) const;
 
   Database& db_;
   const SearchRequest& r_;
