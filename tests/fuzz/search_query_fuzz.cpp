@@ -81,7 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (is_valid_utf8(q)) {
     check_spans(q, word_spans(q));
     check_spans(q, tag_spans(q));
-    (void)search_tokens("aaaaaa", q, q);
+    // Words are searched without a column filter: no word token may hold
+    // the '_' that follows the code in every tag token.
+    const SearchTokens tokens = search_tokens("aaaaaa", q, q);
+    if (tokens.text.find('_') != std::string::npos) std::abort();
+    if (tokens.note.find('_') != std::string::npos) std::abort();
+    if (!tokens.tags.empty() && !tokens.tags.starts_with("aaaaaa_")) std::abort();
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "schema/search_index.hpp"
 #include "schema/search_match.hpp"
 #include "tests/support/vector_file.hpp"
 
@@ -98,6 +99,52 @@ TEST(SearchWords, FoldingIgnoresCaseAndDiacriticsButKeepsLetters) {
   EXPECT_EQ(fold_word("e\xcc\x81"), "e");
   EXPECT_EQ(fold_word("łøß"), "łøß");
   EXPECT_EQ(fold_word("ŁØ"), "łø");
+}
+
+// Words are searched in every column, without a column filter: that holds
+// only while no word's token can equal or start a tag's. A word's token is
+// the repo's code then letters, marks and digits; a tag's, the code then
+// '_'. Texts and queries made to blur the two keep them apart.
+TEST(SearchWords, AWordsTokenNeverStartsATagsSoWordsNeedNoColumnFilter) {
+  const std::string code = "aaaaab";
+  auto split = [](const std::string& tokens) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < tokens.size()) {
+      const std::size_t end = std::min(tokens.find(' ', at), tokens.size());
+      out.push_back(tokens.substr(at, end - at));
+      at = end + 1;
+    }
+    return out;
+  };
+  for (const std::string_view text :
+       {"_h #work", "snake_case #to-do_2 __init__", "#_ @_x _hwork", "x_#y a_@b",
+        "東京_タワー #東京 e\xcc\x81_t", "h_work aaaaab_hwork", "-_-x #-_-"}) {
+    const SearchTokens tokens = search_tokens(code, text, text);
+    std::size_t words = 0;
+    for (const std::string* field : {&tokens.text, &tokens.note}) {
+      for (const std::string& token : split(*field)) {
+        ++words;
+        EXPECT_TRUE(token.starts_with(code)) << text << ": " << token;
+        EXPECT_EQ(token.find('_'), std::string::npos) << text << ": " << token;
+        EXPECT_EQ(token.find('-'), std::string::npos) << text << ": " << token;
+      }
+    }
+    EXPECT_GT(words, 0u) << text;
+    for (const std::string& token : split(tokens.tags)) {
+      EXPECT_TRUE(token.starts_with(code + "_")) << text << ": " << token;
+    }
+  }
+  EXPECT_EQ(split(search_tokens(code, "#work x", std::nullopt).tags),
+            std::vector<std::string>{code + "_hwork"});
+  // A query's words are the same runs: no '_' reaches its expression.
+  for (const std::string_view q : {"snake_case", "_hwork", "\"_h work\"", "a_ OR _b", "-x_y z"}) {
+    auto query = parse_search_query(q);
+    ASSERT_TRUE(query.has_value()) << q;
+    const auto expression = fts_expression(*query, code);
+    ASSERT_TRUE(expression.has_value()) << q;
+    EXPECT_EQ(expression->find('_'), std::string::npos) << q << ": " << *expression;
+  }
 }
 
 SearchQuery parsed(std::string_view q) {
