@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <future>
@@ -150,11 +152,22 @@ struct Connection {
   beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
 };
 
+// Whether a kept connection may carry a request: the host has not closed it
+// (or sent anything on it, which it never does on an idle one). Seen before
+// a request goes out, so that a request is seldom sent on a closed one.
+bool still_open(Connection& connection) {
+  char byte = 0;
+  const ssize_t n =
+      ::recv(connection.tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 // What one try on one connection came to.
 struct Try {
   Result<HttpAnswer> answer = fail(ErrorCode::kUpstreamFailure, "");
   bool reusable = false;      // the connection may carry another exchange
   bool nothing_came = false;  // failed before a byte of the answer arrived
+  bool unsent = false;        // failed while sending: the host has no whole request
 };
 
 Error transport_error(const error_code& ec, std::string_view step) {
@@ -178,6 +191,7 @@ asio::awaitable<Try> send_and_read(Stream& stream, beast::flat_buffer& buffer,
   if (ec) {
     result.answer = std::unexpected(transport_error(ec, "sending"));
     result.nothing_came = true;
+    result.unsent = true;
     co_return result;
   }
   // Interim answers (1xx) before the answer are read and passed over, a
@@ -298,7 +312,9 @@ struct HttpConnections::State {
     while (!kept.empty()) {  // the one used last first: the least likely closed
       auto connection = std::move(kept.back());
       kept.pop_back();
-      if (Clock::now() - connection->idle_since < kIdleLife) return connection;
+      if (Clock::now() - connection->idle_since < kIdleLife && still_open(*connection)) {
+        return connection;
+      }
       let_go(std::move(connection));
     }
     return nullptr;
@@ -436,7 +452,8 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
   const auto deadline = Clock::now() + state_->limits.timeout;
   const std::string key = (origin->tls ? "https://" : "http://") + origin->authority;
   // A kept connection first, and once more on a new one when the host had
-  // closed the kept one unseen.
+  // closed the kept one unseen; a POST only when the host had none of it
+  // (one it read may have been carried out: never sent twice).
   std::unique_ptr<Connection> connection = state_->take(key);
   for (bool reused = connection != nullptr;; reused = false) {
     std::vector<tcp::endpoint> endpoints;
@@ -451,7 +468,10 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
     Try outcome = on_io_thread(
         state_->io_thread->io(),
         state_->attempt(*origin, key, std::move(connection), endpoints, request, deadline));
-    if (!outcome.answer && outcome.nothing_came && reused) continue;
+    if (!outcome.answer && outcome.nothing_came && reused &&
+        (exchange.method != "POST" || outcome.unsent)) {
+      continue;
+    }
     return std::move(outcome.answer);
   }
 }

@@ -34,10 +34,12 @@ const std::string kAnswer =
 // A plain host: for each connection it accepts, it reads that many requests
 // and answers each with kAnswer (after `interim`, when given), then closes
 // it (or holds it open, never answering, when the count is negative; or
-// answering as slowly as it may, with kTrickle).
+// answering as slowly as it may, with kTrickle; or, with kAnswerThenHangUp,
+// answering one request, then reading the next and closing unanswered).
 class ScriptedHost {
  public:
   static constexpr int kTrickle = -2;
+  static constexpr int kAnswerThenHangUp = -3;
   explicit ScriptedHost(std::vector<int> answers_per_connection, std::string interim = "")
       : script_(std::move(answers_per_connection)), interim_(std::move(interim)) {
     fd_ = testing::bound_loopback_socket(port_, 8);
@@ -63,21 +65,27 @@ class ScriptedHost {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
       }
-      if (answers < 0) {
-        while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
       std::string pending;
-      for (int i = 0; i < answers; ++i) {
+      // Reads a request's head (the tests send no body) and counts it.
+      auto read_request = [&] {
         char buffer[4096];
         while (pending.find("\r\n\r\n") == std::string::npos) {
           const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
-          if (n <= 0) break;
+          if (n <= 0) return false;
           pending.append(buffer, static_cast<std::size_t>(n));
         }
-        if (pending.find("\r\n\r\n") == std::string::npos) break;
         pending.erase(0, pending.find("\r\n\r\n") + 4);
         ++requests_;
-        const std::string answer = interim_ + kAnswer;
+        return true;
+      };
+      const std::string answer = interim_ + kAnswer;
+      if (answers == kAnswerThenHangUp) {
+        if (read_request()) ::send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
+        read_request();
+      } else if (answers < 0) {
+        while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      for (int i = 0; i < answers && read_request(); ++i) {
         ::send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
       }
       ::close(client);
@@ -204,6 +212,38 @@ TEST(HttpExchangeTest, AKeptConnectionTheHostClosedIsReplacedUnseen) {
   auto second = connections.exchange(host.url(), {.target = "/b"});
   ASSERT_TRUE(second.has_value()) << second.error().message;
   EXPECT_EQ(host.requests(), 2);
+}
+
+// A POST on a kept connection the host closed while idle goes out on a new
+// one: the closed one is seen before anything is sent on it.
+TEST(HttpExchangeTest, APostGoesOutOnANewConnectionWhenTheKeptOneWasClosed) {
+  ScriptedHost host({1, 1});  // closes the first connection after its answer
+  HttpConnections connections(limits());
+  ASSERT_TRUE(connections.exchange(host.url(), {.method = "POST", .target = "/a"}).has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto second = connections.exchange(host.url(), {.method = "POST", .target = "/b"});
+  ASSERT_TRUE(second.has_value()) << second.error().message;
+  EXPECT_EQ(host.requests(), 2);
+}
+
+// A host that read a request on a kept connection and closed it unanswered
+// may have carried it out: a GET is asked again on a new connection, a POST
+// is a failure, never sent twice.
+TEST(HttpExchangeTest, APostTheHostReadButNeverAnsweredIsNotSentAgain) {
+  for (const std::string method : {"GET", "POST"}) {
+    ScriptedHost host({ScriptedHost::kAnswerThenHangUp, 1});
+    HttpConnections connections(limits());
+    ASSERT_TRUE(connections.exchange(host.url(), {.method = method, .target = "/a"}).has_value());
+    auto second = connections.exchange(host.url(), {.method = method, .target = "/b"});
+    if (method == "GET") {
+      ASSERT_TRUE(second.has_value()) << second.error().message;
+      EXPECT_EQ(host.requests(), 3);
+    } else {
+      ASSERT_FALSE(second.has_value());
+      EXPECT_EQ(second.error().code, ErrorCode::kUpstreamFailure);
+      EXPECT_EQ(host.requests(), 2);
+    }
+  }
 }
 
 // Interim answers (1xx) are passed over: each call gets its own answer,
