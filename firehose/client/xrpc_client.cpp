@@ -3,6 +3,9 @@
 
 #include <pplx/threadpool.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "firehose/client/http_exchange.hpp"
 
 namespace bulleted::firehose {
