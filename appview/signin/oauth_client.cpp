@@ -434,6 +434,7 @@ Result<firehose::XrpcReply> OAuthClient::resource_call(const OAuthGrant& grant,
   if (!dpop) return std::unexpected(dpop.error());
   request.bearer.reset();
   request.headers.emplace_back("Authorization", "DPoP " + access);
+  request.public_only = !options_.allow_private_addresses;
   const std::string url = request.base_url + request.path;
   const std::string method = request.method;
   return with_nonce(

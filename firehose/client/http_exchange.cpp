@@ -29,6 +29,8 @@
 #include <mutex>
 #include <thread>
 
+#include "firehose/client/network_policy.hpp"
+
 namespace bulleted::firehose {
 
 namespace asio = boost::asio;
@@ -450,7 +452,10 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
     request.prepare_payload();
   }
   const auto deadline = Clock::now() + state_->limits.timeout;
-  const std::string key = (origin->tls ? "https://" : "http://") + origin->authority;
+  // Connections made for the network's hosts are kept apart: their
+  // addresses were checked.
+  const std::string key = (origin->tls ? "https://" : "http://") + origin->authority +
+                          (exchange.public_only ? " public" : "");
   // A kept connection first, and once more on a new one when the host had
   // closed the kept one unseen; a POST only when the host had none of it
   // (one it read may have been carried out: never sent twice).
@@ -464,6 +469,15 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
         return fail(ErrorCode::kUpstreamFailure, "resolving " + origin->host + ": timed out");
       }
       endpoints = std::move(*resolved);
+      if (exchange.public_only) {
+        for (const tcp::endpoint& endpoint : endpoints) {
+          if (is_private_address(endpoint.address().to_string())) {
+            return fail(
+                ErrorCode::kInvalidRequest,
+                origin->host + " resolves to an address the network may not send this app view to");
+          }
+        }
+      }
     }
     Try outcome = on_io_thread(
         state_->io_thread->io(),

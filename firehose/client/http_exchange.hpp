@@ -30,6 +30,11 @@ struct HttpExchange {
   std::string target = "/";    // the path and query, as sent
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;  // sent with its Content-Length (POST)
+  // The host is the network's (network_policy.hpp): refused when an address
+  // it resolves to, the one connected to, is one the network may not send
+  // this app view to. Checked on the addresses the connection is made to,
+  // so a name cannot answer one way for a check and another to connect.
+  bool public_only = false;
 };
 
 struct HttpAnswer {

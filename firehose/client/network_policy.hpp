@@ -8,9 +8,11 @@
 // `allow_private` (network.allowPrivateAddresses) lifts both rules, for test
 // networks on 127.0.0.1.
 //
-// The check resolves the host itself; the HTTP client resolves it again when
-// it connects, so a name that changes its answer in between (DNS rebinding)
-// is not covered. Redirects are checked hop by hop by the caller.
+// The check resolves the host itself, for a clear refusal before any work;
+// the HTTP client checks again the addresses it connects to
+// (HttpExchange::public_only), so a name that changes its answer in between
+// (DNS rebinding) is refused too. Redirects are checked hop by hop by the
+// caller.
 #pragma once
 
 #include <string>

@@ -22,7 +22,8 @@ class HttpXrpcClient final : public XrpcClient {
   Result<XrpcReply> call(const XrpcRequest& request) override {
     const std::string where = request.method + " " + request.base_url + request.path;
     HttpExchange exchange{.method = request.method == "POST" ? "POST" : "GET",
-                          .target = request.path};
+                          .target = request.path,
+                          .public_only = request.public_only};
     if (!request.query.empty()) {
       exchange.target += exchange.target.find('?') == std::string::npos ? '?' : '&';
       exchange.target += form_encode(request.query);

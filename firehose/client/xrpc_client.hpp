@@ -31,6 +31,10 @@ struct XrpcRequest {
   std::optional<std::string> bearer;  // Authorization: Bearer ...
   // Further request headers (an Authorization here replaces the bearer's).
   std::vector<std::pair<std::string, std::string>> headers;
+  // The network's address, not the operator's: refused when the host
+  // resolves to an address the network may not send this app view to
+  // (HttpExchange::public_only).
+  bool public_only = false;
 };
 
 // name=value pairs percent-encoded as a form body (RFC 3986 unreserved kept).

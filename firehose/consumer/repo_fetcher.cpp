@@ -41,6 +41,8 @@ class HttpRepoFetcher final : public RepoFetcher {
         }
       }
       budget_.acquire(request.base_url);
+      // The network's host is checked again on the addresses connected to.
+      request.public_only = (!trusted || hop > 0) && !options_.allow_private_addresses;
       auto reply = client_->call(request);
       if (!reply) return std::unexpected(reply.error());
       const bool redirect = reply->status == 301 || reply->status == 302 || reply->status == 303 ||

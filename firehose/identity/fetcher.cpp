@@ -135,7 +135,10 @@ Result<firehose::XrpcReply> Fetcher::fetch(FetchKind kind, Target target,
     return std::unexpected(busy);
   }
   sent_++;
-  auto outcome = clients_[static_cast<std::size_t>(kind)]->call(request);
+  // The network's host is checked again on the addresses connected to.
+  firehose::XrpcRequest sent = request;
+  sent.public_only = target == Target::kNetwork && !options_.allow_private_addresses;
+  auto outcome = clients_[static_cast<std::size_t>(kind)]->call(sent);
   if (outcome && outcome->body.size() > info.max_bytes) {
     outcome = fail(ErrorCode::kPayloadTooLarge, request.base_url + request.path +
                                                     ": answer larger than the limit of a " +

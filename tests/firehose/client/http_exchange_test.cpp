@@ -246,6 +246,30 @@ TEST(HttpExchangeTest, APostTheHostReadButNeverAnsweredIsNotSentAgain) {
   }
 }
 
+// The network's host is checked on the addresses the connection is made
+// to: one resolving to loopback, by a literal or by a name (what a
+// rebinding name answers when it is connected to), is refused before a
+// byte is sent, and no connection kept for the operator's own use of the
+// same host carries it.
+TEST(HttpExchangeTest, TheNetworksHostIsRefusedWhenItResolvesToLoopback) {
+  ScriptedHost host({2});
+  HttpConnections connections(limits());
+  ASSERT_TRUE(connections.exchange(host.url(), {.target = "/own"}).has_value());  // kept
+  std::string by_name = host.url();
+  by_name.replace(by_name.find("127.0.0.1"), 9, "localhost");
+  for (const std::string& url : {host.url(), by_name}) {
+    for (const std::string method : {"GET", "POST"}) {
+      auto refused =
+          connections.exchange(url, {.method = method, .target = "/x", .public_only = true});
+      ASSERT_FALSE(refused.has_value()) << url;
+      EXPECT_EQ(refused.error().code, ErrorCode::kInvalidRequest) << url;
+    }
+  }
+  EXPECT_EQ(host.requests(), 1);
+  ASSERT_TRUE(connections.exchange(host.url(), {.target = "/own"}).has_value());
+  EXPECT_EQ(host.requests(), 2);
+}
+
 // Interim answers (1xx) are passed over: each call gets its own answer,
 // the kept connection holding nothing of an earlier one.
 TEST(HttpExchangeTest, InterimAnswersArePassedOver) {

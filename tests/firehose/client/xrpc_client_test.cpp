@@ -89,6 +89,20 @@ TEST(XrpcClientTest, AnAnswerIsReadWholeAndExactly) {
   EXPECT_EQ(reply->body, body);
 }
 
+// A request to the network's address carries that to the connection: a host
+// on loopback is refused, and nothing is sent to it.
+TEST(XrpcClientTest, TheNetworksAddressOnLoopbackIsRefused) {
+  CannedHost host("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n", "{}");
+  auto client = make_http_xrpc_client(std::chrono::seconds(5), 1024);
+  auto refused = client->call({.base_url = host.url(), .path = "/x", .public_only = true});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(host.written(), 0u);
+  auto reply = client->call({.base_url = host.url(), .path = "/x"});
+  ASSERT_TRUE(reply.has_value()) << reply.error().message;
+  EXPECT_EQ(reply->body, "{}");
+}
+
 // Just under every limit: an answer of exactly the cap, with a length and
 // chunked, and a head just under 32 KiB, are read whole; one byte more of
 // body is refused.
