@@ -379,7 +379,10 @@ int main(int argc, char** argv) {
   // server that has been answering for a while).
   for (const auto& query : queries) {
     for (const auto sort : kSorts) {
-      if (!store.read().search(request_of(query, sort))) return 1;
+      if (auto page = store.read().search(request_of(query, sort)); !page) {
+        std::fprintf(stderr, "%s: %s\n", query.name.c_str(), page.error().message.c_str());
+        return 1;
+      }
     }
   }
   const double rss_before = resident_mb();

@@ -234,6 +234,10 @@ CREATE TABLE search_tags (
 ) WITHOUT ROWID;
 CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
 )sql",
+    // 13: the search index's tokens, in order, as a table (FTS5's own view
+    // of the index; it holds no rows): a search names the tokens a word's
+    // prefix starts (schema/search_index.hpp, PrefixTokens).
+    "CREATE VIRTUAL TABLE search_terms USING fts5vocab(search_fts, instance);",
 };
 
 // What each step adds, for progress reports.
@@ -250,6 +254,7 @@ constexpr const char* kStepNames[] = {
     "the plans of finished imports dropped",
     "the failed rounds and next try of each repo's sync",
     "the search index of every node's words and tags",
+    "the search index's list of tokens",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 

@@ -54,7 +54,8 @@ void append_quoted(std::string& out, std::string_view token) {
   out += '"';
 }
 
-std::optional<std::string> term_expression(const SearchTerm& term, std::string_view code) {
+std::optional<std::string> term_expression(const SearchTerm& term, std::string_view code,
+                                           const PrefixTokens* named) {
   using Kind = SearchTerm::Kind;
   std::string out;
   if (term.kind == Kind::kTag) {
@@ -63,17 +64,33 @@ std::optional<std::string> term_expression(const SearchTerm& term, std::string_v
     return out;
   }
   if (term.kind != Kind::kWords || term.words.empty()) return std::nullopt;
-  std::string phrase;
-  for (const auto& word : term.words) {
-    if (!phrase.empty()) phrase += ' ';
-    phrase += code;
-    phrase += word;
+  // Every word but the last, each a whole token.
+  std::string head;
+  for (std::size_t i = 0; i + 1 < term.words.size(); ++i) {
+    head += code;
+    head += term.words[i];
+    head += ' ';
   }
   // No column filter: a word's token (the code, then letters, marks and
   // digits) never equals or starts a tag's (the code, then '_'), so a word
   // finds only text and note tokens; the filter cost FTS5 up to a
   // millisecond a query.
-  append_quoted(out, phrase);
+  if (named) {
+    const auto token = prefix_token(code, term.words.back());
+    const auto found = token ? named->find(*token) : named->end();
+    if (found != named->end()) {
+      // The tokens it starts (none: its own, which no row holds).
+      const auto& tokens = found->second.empty() ? std::vector<std::string>{*token} : found->second;
+      out = "(";
+      for (std::size_t t = 0; t < tokens.size(); ++t) {
+        if (t != 0) out += " OR ";
+        append_quoted(out, head + tokens[t]);
+      }
+      out += ")";
+      return out;
+    }
+  }
+  append_quoted(out, head + std::string(code) + term.words.back());
   out += " *";
   return out;
 }
@@ -111,8 +128,28 @@ std::vector<std::string> node_tags(std::string_view text, std::optional<std::str
   return {tags.begin(), tags.end()};
 }
 
+std::optional<std::string> prefix_token(std::string_view code, std::string_view word) {
+  auto folded = ascii_lowercase(word);
+  if (!folded || folded->empty()) return std::nullopt;
+  for (const char c : *folded) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return std::nullopt;
+  }
+  return std::string(code) + *folded;
+}
+
+std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_view code) {
+  std::set<std::string> tokens;
+  for (const auto& clause : query.all) {
+    for (const auto& term : clause.any) {
+      if (term.kind != SearchTerm::Kind::kWords || term.words.empty()) continue;
+      if (auto token = prefix_token(code, term.words.back())) tokens.insert(std::move(*token));
+    }
+  }
+  return {tokens.begin(), tokens.end()};
+}
+
 std::optional<std::string> fts_expression(const SearchQuery& query, std::string_view code,
-                                          std::vector<bool>* answered) {
+                                          std::vector<bool>* answered, const PrefixTokens* named) {
   std::string positive;
   std::string negative;
   if (answered) answered->assign(query.all.size(), false);
@@ -120,7 +157,7 @@ std::optional<std::string> fts_expression(const SearchQuery& query, std::string_
     const SearchClause& clause = query.all[c];
     std::vector<std::string> terms;
     for (const auto& term : clause.any) {
-      auto expression = term_expression(term, code);
+      auto expression = term_expression(term, code, named);
       if (!expression) break;
       terms.push_back(std::move(*expression));
     }

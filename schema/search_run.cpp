@@ -76,6 +76,44 @@ Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) 
   return cursor;
 }
 
+Result<PrefixTokens> SearchRun::name_prefixes() {
+  PrefixTokens named;
+  const auto wanted = prefix_tokens(r_.query, code_);
+  if (wanted.empty()) return named;
+  auto stmt = db_.prepare(kTokenFrom);
+  if (!stmt) return pass(stmt);
+  std::size_t seeks = 0;
+  for (const std::string& prefix : wanted) {
+    std::vector<std::string> tokens;
+    std::string from = prefix;
+    bool named_all = false;
+    while (seeks < kMaxTokenSeeks && tokens.size() <= kMaxNamedTokens) {
+      ++seeks;
+      (*stmt)->reset();
+      (*stmt)->bind_view(1, from);
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      const std::string_view token = *row ? (*stmt)->text_view(0) : std::string_view();
+      if (!*row || !token.starts_with(prefix)) {
+        named_all = true;
+        break;
+      }
+      // Only plain tokens are named, which FTS5 reads back as themselves
+      // for certain: a prefix that starts any other keeps the prefix query.
+      if (!std::all_of(token.begin(), token.end(),
+                       [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); })) {
+        break;
+      }
+      tokens.emplace_back(token);
+      // Past every token that starts with this one's whole: no token holds
+      // a character below '-'.
+      from = tokens.back() + '\x01';
+    }
+    if (named_all && tokens.size() <= kMaxNamedTokens) named.emplace(prefix, std::move(tokens));
+  }
+  return named;
+}
+
 Result<Place*> SearchRun::place(const std::string& rkey) {
   auto known = places_.find(rkey);
   if (known != places_.end()) return &known->second;

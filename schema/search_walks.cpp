@@ -494,7 +494,9 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     cursor = *decoded;
   }
   if (code_.empty()) return {};  // nothing of the repo was ever indexed
-  expression_ = fts_expression(r_.query, code_, &answered_);
+  auto named = name_prefixes();
+  if (!named) return pass(named);
+  expression_ = fts_expression(r_.query, code_, &answered_, &*named);
   // At most this many candidates are read and sorted whole; more take the
   // long way (relevance: windows; the other sorts: walks).
   const std::size_t half = r_.sort == SearchSort::kRelevance

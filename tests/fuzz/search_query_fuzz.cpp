@@ -73,6 +73,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!stmt) std::abort();
       (*stmt)->bind_view(1, *expression);
       if (!(*stmt)->step()) std::abort();  // an FTS5 syntax error would fail the step
+      // The same with every prefix that can be named named: as one token,
+      // three, or none.
+      PrefixTokens named;
+      for (const auto& token : prefix_tokens(*parsed, "aaaaaa")) {
+        auto& tokens = named[token];
+        if (token.size() % 3 != 0) tokens.push_back(token);
+        if (token.size() % 3 == 1) tokens.insert(tokens.end(), {token + "s", token + "0"});
+      }
+      const auto with_names = fts_expression(*parsed, "aaaaaa", nullptr, &named);
+      if (!with_names) std::abort();
+      (*stmt)->reset();
+      (*stmt)->bind_view(1, *with_names);
+      if (!(*stmt)->step()) std::abort();
     }
     const SearchMatcher matcher(*parsed, 0);
     (void)matcher.matches({q, q});

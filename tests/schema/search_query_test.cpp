@@ -147,6 +147,34 @@ TEST(SearchWords, AWordsTokenNeverStartsATagsSoWordsNeedNoColumnFilter) {
   }
 }
 
+// A prefix the app view can name (ASCII letters and digits, which unicode61
+// only lowercases) is asked of the index as the tokens it starts, each
+// whole; any other keeps FTS5's prefix query.
+TEST(SearchWords, ANamedPrefixIsAskedAsItsTokensAndAnyOtherAsAPrefix) {
+  const std::string code = "aaaaab";
+  EXPECT_EQ(prefix_token(code, "Flow2"), code + "flow2");
+  EXPECT_EQ(prefix_token(code, "café"), std::nullopt);
+  EXPECT_EQ(prefix_token(code, "東"), std::nullopt);
+  const SearchQuery query = *parse_search_query("Flow \"red pic\" -café ab OR cd #flow");
+  EXPECT_EQ(prefix_tokens(query, code),
+            (std::vector<std::string>{code + "ab", code + "cd", code + "flow", code + "pic"}));
+  const PrefixTokens named{
+      {code + "flow", {code + "flow", code + "flower", code + "flows"}},
+      {code + "pic", {code + "pick"}},
+      {code + "ab", {}},  // no node has such a word
+  };
+  EXPECT_EQ(*fts_expression(query, code, nullptr, &named),
+            "(((\"aaaaabflow\" OR \"aaaaabflower\" OR \"aaaaabflows\"))"
+            " AND ((\"aaaaabred aaaaabpick\"))"
+            " AND ((\"aaaaabab\") OR \"aaaaabcd\" *)"
+            " AND (tags : \"aaaaab_hflow\")) NOT (\"aaaaabcafé\" *)");
+  // Without names, every word term is a prefix query.
+  EXPECT_EQ(*fts_expression(query, code),
+            "((\"aaaaabFlow\" *) AND (\"aaaaabred aaaaabpic\" *)"
+            " AND (\"aaaaabab\" * OR \"aaaaabcd\" *)"
+            " AND (tags : \"aaaaab_hflow\")) NOT (\"aaaaabcafé\" *)");
+}
+
 SearchQuery parsed(std::string_view q) {
   auto query = parse_search_query(q);
   EXPECT_TRUE(query.has_value()) << q;
