@@ -17,7 +17,10 @@
 //   outline   the outline in reading order, depth first, then the nodes
 //             with no reading position by rkey (o|phase|rowid|step).
 // Where a page continues never depends on other repos: the index's tokens
-// carry the repo's code, the walks read the repo's rows only.
+// carry the repo's code, the walks read the repo's rows only. Before any
+// way, a word's prefix is named as the few tokens it starts (search_terms:
+// at most 64 seeks a search, each a lookup in the index's segments, not a
+// row), which FTS5 reads lazily where its prefix query merges first.
 #include <algorithm>
 
 #include "schema/reader.hpp"
