@@ -184,9 +184,10 @@ TEST_F(SearchTest, APrefixFindsEveryWordItStartsWhetherItsTokensAreNamedOrNot) {
   apply({testing::remove(kAlice, "c", 2)});
   EXPECT_EQ(found("flowerp"), std::vector<std::string>{});
   EXPECT_EQ(found("flow"), (std::vector<std::string>{"a", "b", "f"}));
-  EXPECT_EQ(page("flow", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob)
-                ->results.size(),
-            1u);
+  const auto bobs =
+      page("flow", SearchSort::kRelevance, std::nullopt, std::nullopt, 25, 20'000, kBob);
+  ASSERT_TRUE(bobs.has_value()) << bobs.error().message;
+  EXPECT_EQ(bobs->results.size(), 1u);
   EXPECT_TRUE(index_matches());
 }
 
