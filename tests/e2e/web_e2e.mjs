@@ -362,6 +362,9 @@ try {
     await waitFor('the edit made while down', async () =>
       (await shown(second)).some((t) => t.startsWith('Imported')) && (await shown(third)).some((t) => t.startsWith('Imported')), 30000);
 
+    // The third tab opened in front of the second: a tab behind another
+    // draws no frames, and a screenshot of it waits for one.
+    await second.bringToFront();
     await second.setViewport({ width: 320, height: 720 });
     await second.reload();
     await waitFor('the narrow page', async () => (await shown(second)).length > 0, 10000);
