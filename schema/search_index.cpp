@@ -128,12 +128,14 @@ std::vector<std::string> node_tags(std::string_view text, std::optional<std::str
   return {tags.begin(), tags.end()};
 }
 
+bool plain_token(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
 std::optional<std::string> prefix_token(std::string_view code, std::string_view word) {
   auto folded = ascii_lowercase(word);
-  if (!folded || folded->empty()) return std::nullopt;
-  for (const char c : *folded) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return std::nullopt;
-  }
+  if (!folded || folded->empty() || !plain_token(*folded)) return std::nullopt;
   return std::string(code) + *folded;
 }
 

@@ -67,6 +67,9 @@ std::string repo_code_of(std::int64_t n);
 // app view folds it as unicode61 does: ASCII letters and digits, lowercased.
 // That token, or nullopt for any other word.
 std::optional<std::string> prefix_token(std::string_view code, std::string_view word);
+// Whether `text` is all lowercase ASCII letters and digits (a plain token:
+// FTS5 reads it back as itself).
+bool plain_token(std::string_view text);
 // The prefix tokens of `query`'s word terms that can be named, each once.
 std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_view code);
 // A prefix token and every token of the index that starts with it (itself

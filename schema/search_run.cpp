@@ -100,10 +100,7 @@ Result<PrefixTokens> SearchRun::name_prefixes() {
       }
       // Only plain tokens are named, which FTS5 reads back as themselves
       // for certain: a prefix that starts any other keeps the prefix query.
-      if (!std::all_of(token.begin(), token.end(),
-                       [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); })) {
-        break;
-      }
+      if (!plain_token(token)) break;
       tokens.emplace_back(token);
       // Past every token that starts with this one's whole: no token holds
       // a character below '-'.

@@ -191,7 +191,7 @@ Result<void> PdsSessions::remove(schema::Store& store, const PdsSession& session
                                 .base_url = session.pds_url,
                                 .path = "/xrpc/com.atproto.server.deleteSession",
                                 .bearer = session.refresh,
-                                .public_only = !identity_.fetcher().allow_private_addresses()});
+                                .public_only = public_only()});
     if (!reply || reply->status != 200) {
       spdlog::info("session: the PDS did not confirm the sign-out of {}", session.did);
     }
@@ -235,7 +235,7 @@ Result<void> PdsSessions::refresh(schema::Store& store, PdsSession& session) {
                                 .base_url = session.pds_url,
                                 .path = "/xrpc/com.atproto.server.refreshSession",
                                 .bearer = session.refresh,
-                                .public_only = !identity_.fetcher().allow_private_addresses()});
+                                .public_only = public_only()});
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 200) {
       if (reply->status >= 500) return std::unexpected(pds_error(*reply, "refreshSession"));
@@ -274,9 +274,7 @@ Result<firehose::XrpcReply> PdsSessions::call(schema::Store& store, PdsSession& 
                                               firehose::XrpcRequest request) {
   if (auto r = hold_pds_place(session.did); !r) return std::unexpected(r.error());
   request.base_url = session.pds_url;
-  // The DID document's PDS: the network's address, checked on every
-  // connection as it was at sign-in.
-  request.public_only = !identity_.fetcher().allow_private_addresses();
+  request.public_only = public_only();
   auto send = [&]() -> Result<firehose::XrpcReply> {
     if (session.oauth) {
       if (oauth_ == nullptr) return fail(ErrorCode::kAuthRequired, "OAuth is off; sign in again");

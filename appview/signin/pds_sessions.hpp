@@ -78,6 +78,9 @@ class PdsSessions {
  private:
   Result<void> refresh(schema::Store& store, PdsSession& session);
   Result<PdsSession> opened(const schema::SessionRow& row) const;
+  // Whether a call to a user's PDS (the network's address, from the DID
+  // document) is checked on every connection, as it was at sign-in.
+  bool public_only() const { return !identity_.fetcher().allow_private_addresses(); }
 
   // Refreshes of one session run one at a time (refresh tokens are
   // single-use); sessions share these locks by their digest's hash.
