@@ -191,6 +191,26 @@ TEST_F(SearchTest, APrefixFindsEveryWordItStartsWhetherItsTokensAreNamedOrNot) {
   EXPECT_TRUE(index_matches());
 }
 
+// A query of 16 prefixes, each starting 20 tokens: the search's seeks
+// (kMaxTokenSeeks) run out part way, and every prefix it did not name in
+// full keeps the prefix query; what is found is the same.
+TEST_F(SearchTest, APrefixLeftUnnamedWhenTheSeeksRunOutStillFindsEveryWord) {
+  const std::string letters = "bcdfghjklmnprstv";
+  std::string all, prefixes;
+  for (std::size_t p = 0; p < letters.size(); ++p) {
+    const std::string prefix = letters.substr(p, 1) + "a";
+    std::string words;
+    for (int n = 0; n < 20; ++n) words += prefix + std::to_string(n) + " ";
+    put({.rkey = "w" + std::to_string(p), .key = key_of(static_cast<int>(p)), .text = words});
+    all += prefix + "9 ";  // the last token each prefix starts
+    prefixes += prefix + " ";
+  }
+  put({.rkey = "all", .key = "b0", .text = all});
+  EXPECT_EQ(found(prefixes), (std::vector<std::string>{"all"}));
+  EXPECT_EQ(found(all), (std::vector<std::string>{"all"}));  // each named: ba9 starts one
+  EXPECT_EQ(found("ba OR ca").size(), 3u);
+}
+
 TEST_F(SearchTest, SchemaTwelveIndexesTheRowsOfAnOlderFile) {
   put({.rkey = "a", .text = "older words #kept"});
   put({.rkey = "b", .key = "a1", .text = "more words"});
