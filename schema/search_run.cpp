@@ -371,7 +371,8 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   return true;
 }
 
-Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
+Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset,
+                                const std::vector<std::int64_t>& listed) {
   struct Found {
     Candidate c;
     std::int64_t score = 0;
@@ -383,19 +384,35 @@ Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset) {
   // same candidates, whatever the page spent before.
   limit_rows_ = examined_ + window_rows(r_.budget_rows);
   {
-    auto stmt = db_.prepare(kMatchesDown);
-    if (!stmt) return pass(stmt);
-    (*stmt)->bind_view(1, *expression_).bind(2, upper);
+    // The matches below `upper`, newest first: those the run listed already,
+    // then the index's from below the last of them (asked only if needed).
+    std::size_t next = 0;
+    std::optional<StatementRef> stmt;
+    auto next_match = [&]() -> Result<std::optional<std::int64_t>> {
+      if (next < listed.size()) return std::optional<std::int64_t>(listed[next++]);
+      if (!stmt) {
+        auto prepared = db_.prepare(kMatchesDown);
+        if (!prepared) return pass(prepared);
+        (*prepared)->bind_view(1, *expression_).bind(2, listed.empty() ? upper : listed.back());
+        stmt.emplace(std::move(*prepared));
+      }
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) return std::optional<std::int64_t>();
+      return std::optional<std::int64_t>((*stmt)->integer(0));
+    };
     while (true) {
       if (spent() && low != upper) {
         exhausted = false;
         break;
       }
-      auto row = (*stmt)->step();
-      if (!row) return pass(row);
-      if (!*row) break;
+      auto match = next_match();
+      if (!match) return pass(match);
+      if (!*match) break;
+      // Counted as read whether listed or not: a window ends at the same
+      // row whichever page reads it.
       ++examined_;
-      const std::int64_t rowid = (*stmt)->integer(0);
+      const std::int64_t rowid = **match;
       auto c = load(kCandidateByRowid, rowid);
       if (!c) return pass(c);
       if (*c) {

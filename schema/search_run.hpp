@@ -220,7 +220,10 @@ class SearchRun {
   // when the walk gave way (nothing added, nothing counted).
   Result<bool> outline_among(const std::vector<std::int64_t>& rowids, std::int64_t offset);
   Result<void> read_entries(WalkLevel& level, const WalkEntry* after, std::int64_t count);
-  Result<void> windows(std::int64_t upper, std::int64_t offset);
+  // A relevance window below `upper`; `listed`: the newest of its matches,
+  // when the run has read them from the index already.
+  Result<void> windows(std::int64_t upper, std::int64_t offset,
+                       const std::vector<std::int64_t>& listed = {});
   Result<void> recent(std::int64_t below);
   Result<void> recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below);
   // One candidate of a recent page in its turn: false when the page ends

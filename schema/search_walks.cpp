@@ -516,9 +516,10 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     }
     return rowids;
   };
-  auto the_long_way = [&]() -> Result<void> {
+  // `listed`: the newest matches, when all_matches has read them.
+  auto the_long_way = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
     if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
-    if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0);
+    if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0, listed);
     return recent(kNoRow);
   };
   // An empty page whose cursor starts the long way (filters alone by
@@ -567,18 +568,18 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   }
   // Too many matches to read whole: a zoomed search reads its subtree when
   // that is small, any other takes the long way.
-  auto too_many = [&]() -> Result<void> {
+  auto too_many = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
     if (r_.root_rkey && r_.sort != SearchSort::kOutline) {
       auto done = subtree(0);
       if (!done) return pass(done);
       if (*done) return {};
     }
-    return the_long_way();
+    return the_long_way(listed);
   };
-  if (!expression_) return too_many();
+  if (!expression_) return too_many({});
   auto rowids = all_matches();
   if (!rowids) return pass(rowids);
-  if (rowids->size() > half) return too_many();
+  if (rowids->size() > half) return too_many(*rowids);
   if (r_.sort == SearchSort::kRecent) return recent_among(*rowids, kNoRow);
   auto done = complete(*rowids, 0);
   if (!done) return pass(done);
