@@ -20,7 +20,11 @@
 // carry the repo's code, the walks read the repo's rows only. Before any
 // way, a word's prefix is named as the few tokens it starts (search_terms:
 // at most 64 seeks a search, each a lookup in the index's segments, not a
-// row), which FTS5 reads lazily where its prefix query merges first.
+// row), which FTS5 reads lazily where its prefix query merges first. A
+// prefix that starts too many tokens to name keeps that merge; in recent
+// and outline order its search first holds the query against the repo's
+// newest nodes, and when they match densely takes the long way without
+// asking the index (walk_first: search_run.hpp).
 #include <algorithm>
 
 #include "schema/reader.hpp"

@@ -107,8 +107,31 @@ Result<PrefixTokens> SearchRun::name_prefixes() {
       from = tokens.back() + '\x01';
     }
     if (named_all && tokens.size() <= kMaxNamedTokens) named.emplace(prefix, std::move(tokens));
+    if (tokens.size() > kMaxNamedTokens) broad_prefix_ = true;
   }
   return named;
+}
+
+Result<bool> SearchRun::walk_first() {
+  if (!broad_prefix_ || r_.root_rkey || r_.sort == SearchSort::kRelevance) return false;
+  const std::size_t rows = std::min(kProbeRows, r_.budget_rows / 4);
+  if (rows < kMinProbeRows) return false;
+  auto stmt = db_.prepare(kByChange);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, r_.did).bind(2, kNoRow);
+  std::size_t seen = 0, matched = 0;
+  while (seen < rows) {
+    auto row = (*stmt)->step();
+    if (!row) return pass(row);
+    if (!*row) break;
+    ++seen;
+    ++examined_;
+    if (matcher_.matches(read_candidate(**stmt).doc(asks_created_))) ++matched;
+  }
+  // limit / (matched / seen) rows to fill the page, at most a sixteenth of
+  // the budget.
+  const std::size_t limit = static_cast<std::size_t>(r_.limit);
+  return matched > 0 && limit * seen * kProbeShareOfBudget <= matched * r_.budget_rows;
 }
 
 Result<Place*> SearchRun::place(const std::string& rkey) {

@@ -59,6 +59,17 @@ inline constexpr const char* kTokenFrom = "SELECT term FROM search_terms WHERE t
 // search seeks at most this many tokens in all (16 terms could ask 272).
 inline constexpr std::size_t kMaxNamedTokens = 16;
 inline constexpr std::size_t kMaxTokenSeeks = 64;
+// A prefix that starts more than kMaxNamedTokens tokens is left to FTS5's
+// prefix query, which merges the doclists of all of them before its first
+// row (a two-letter prefix in the search bench: 537 tokens, 13 ms). In
+// recent and outline order such a search (not a zoomed one: the repo's
+// density says little of a subtree's) first holds the query against the
+// repo's newest nodes (at most this many, and a quarter of the budget);
+// when they match so densely that the long way would fill the page within
+// a sixteenth of the budget, it walks the long way without the index.
+inline constexpr std::size_t kProbeRows = 256;
+inline constexpr std::size_t kMinProbeRows = 32;
+inline constexpr std::size_t kProbeShareOfBudget = 16;
 inline constexpr const char* kByKeyFrom =
     "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE did = ?1 AND rkey >= ?2 ORDER BY rkey";
 
@@ -203,6 +214,8 @@ class SearchRun {
   // The prefix tokens of the query that can be named, with their tokens
   // (search_index.hpp), within kMaxTokenSeeks.
   Result<PrefixTokens> name_prefixes();
+  // Whether to walk the long way without asking the index (kProbeRows).
+  Result<bool> walk_first();
   Result<Place*> place(const std::string& rkey);
   Result<Standing> standing(const std::string& rkey);
   Result<Standing> standing_of(const Candidate& c);
@@ -246,6 +259,8 @@ class SearchRun {
   std::string top_group_, child_prefix_;
   std::optional<std::string> expression_;
   std::vector<bool> answered_;
+  // A prefix of the query starts more than kMaxNamedTokens tokens.
+  bool broad_prefix_ = false;
   std::unordered_map<std::string, Place> places_;
   std::size_t examined_ = 0;
   // Whether a term is created: (the only one that reads createdAt).

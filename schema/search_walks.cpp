@@ -551,6 +551,9 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
         return windows(cursor->a, cursor->b);
       case 't': {
         if (!expression_) return recent(cursor->a);
+        auto walk = walk_first();
+        if (!walk) return pass(walk);
+        if (*walk) return recent(cursor->a);
         auto rowids = all_matches();
         if (!rowids) return pass(rowids);
         if (rowids->size() > half) return recent(cursor->a);
@@ -577,6 +580,9 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     return the_long_way(listed);
   };
   if (!expression_) return too_many({});
+  auto walk = walk_first();
+  if (!walk) return pass(walk);
+  if (*walk) return the_long_way({});
   auto rowids = all_matches();
   if (!rowids) return pass(rowids);
   if (rowids->size() > half) return too_many(*rowids);

@@ -342,6 +342,50 @@ TEST_F(SearchTest, OutlineOrderWalksADeepChainWithASecondChildAtEveryLevel) {
   EXPECT_LT(first->rows_examined, reading.size() + 50);  // walked, not placed
 }
 
+// A prefix that starts more than 16 tokens is left to FTS5's prefix query,
+// which merges them all before its first row. In recent and outline order,
+// when the repo's newest nodes match it densely, the search walks the long
+// way without listing the index's matches; when they do not, it lists them
+// (the long way, cut by a small budget, would not find them all in a page).
+TEST_F(SearchTest, ADensePrefixOfManyTokensIsWalkedAndASparseOneListed) {
+  std::vector<RecordOp> ops;
+  std::vector<std::string> reading, sparse;
+  for (int i = 0; i < 3'000; ++i) {
+    const std::string rkey = "n" + std::to_string(i);
+    std::string text = "fl" + std::to_string(i % 20) + " words";  // 20 tokens start "fl"
+    if (i < 20) {  // the oldest 20: far from the newest nodes
+      text += " zq" + std::to_string(i);
+      sparse.insert(sparse.begin(), rkey);
+    }
+    ops.push_back(op_of({.rkey = rkey, .key = key_of(i), .text = text}));
+    reading.push_back(rkey);
+  }
+  apply(std::move(ops));
+  const std::vector<std::string> newest_first(reading.rbegin(), reading.rend());
+  for (const auto sort : {SearchSort::kRecent, SearchSort::kOutline}) {
+    const auto& order = sort == SearchSort::kRecent ? newest_first : reading;
+    auto first = page("fl", sort);
+    ASSERT_TRUE(first.has_value()) << first.error().message;
+    ASSERT_EQ(first->results.size(), 25u);
+    for (std::size_t i = 0; i < 25; ++i) EXPECT_EQ(first->results[i].node.rkey, order[i]);
+    // Walked: the newest nodes held against the query, then the page's own,
+    // not the 3,000 matches listed.
+    EXPECT_LT(first->rows_examined, 1'000u) << to_string(sort);
+    EXPECT_EQ(all_pages("fl", sort, 20'000, 100), order) << to_string(sort);
+    EXPECT_EQ(all_pages("fl", sort, 1'000, 100), order) << to_string(sort);
+    // Sparse: listed from the index, all in one page at a budget a third of
+    // the repo's nodes.
+    auto few = page("zq", sort, std::nullopt, std::nullopt, 25, 1'000);
+    ASSERT_TRUE(few.has_value()) << few.error().message;
+    std::vector<std::string> got;
+    for (const auto& r : few->results) got.push_back(r.node.rkey);
+    EXPECT_EQ(got, sort == SearchSort::kRecent
+                       ? sparse
+                       : std::vector<std::string>(sparse.rbegin(), sparse.rend()));
+    EXPECT_FALSE(few->cursor.has_value()) << to_string(sort);
+  }
+}
+
 TEST_F(SearchTest, ATenThousandLevelChainStaysBoundedPerPage) {
   std::vector<RecordOp> ops;
   ops.push_back(op_of({.rkey = "n0", .text = "start"}));
