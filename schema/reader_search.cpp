@@ -11,7 +11,9 @@
 //             which gives the same page when they are dense;
 //   windows   relevance over more than that: the index's candidates newest
 //             row first, an eighth of the budget at a time, each window
-//             sorted by score (w|upper rowid|offset);
+//             sorted by score (w|upper rowid|offset); or, for a dense
+//             prefix of many tokens (below), the repo's nodes by change,
+//             each held against the query (v|upper change|offset);
 //   recent    the repo's nodes by change sequence, newest first, each held
 //             against the whole query in the app view (t|change_seq);
 //   outline   the outline in reading order, depth first, then the nodes
@@ -21,10 +23,10 @@
 // way, a word's prefix is named as the few tokens it starts (search_terms:
 // at most 64 seeks a search, each a lookup in the index's segments, not a
 // row), which FTS5 reads lazily where its prefix query merges first. A
-// prefix that starts too many tokens to name keeps that merge; in recent
-// and outline order its search first holds the query against the repo's
-// newest nodes, and when they match densely takes the long way without
-// asking the index (walk_first: search_run.hpp).
+// prefix that starts too many tokens to name keeps that merge; its search
+// first holds the query against the repo's newest nodes, and when they
+// match densely takes the long way without asking the index (walk_first:
+// search_run.hpp).
 #include <algorithm>
 
 #include "schema/reader.hpp"

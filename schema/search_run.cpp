@@ -65,7 +65,7 @@ Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) 
   long long a = 0, b = 0, c = 0;
   char kind = 0;
   if (std::sscanf(plain->c_str(), "%c.%lld.%lld.%lld.%llu", &kind, &a, &b, &c, &got) != 5 ||
-      got != digest || std::string_view("cwtos").find(kind) == std::string_view::npos || a < 0 ||
+      got != digest || std::string_view("cwtosv").find(kind) == std::string_view::npos || a < 0 ||
       b < 0 || c < 0) {
     return refused();
   }
@@ -113,7 +113,7 @@ Result<PrefixTokens> SearchRun::name_prefixes() {
 }
 
 Result<bool> SearchRun::walk_first() {
-  if (!broad_prefix_ || r_.root_rkey || r_.sort == SearchSort::kRelevance) return false;
+  if (!broad_prefix_ || r_.root_rkey) return false;
   const std::size_t rows = std::min(kProbeRows, r_.budget_rows / 4);
   if (rows < kMinProbeRows) return false;
   auto stmt = db_.prepare(kByChange);
@@ -394,7 +394,7 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   return true;
 }
 
-Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset,
+Result<void> SearchRun::windows(char kind, std::int64_t upper, std::int64_t offset,
                                 const std::vector<std::int64_t>& listed) {
   struct Found {
     Candidate c;
@@ -407,49 +407,70 @@ Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset,
   // same candidates, whatever the page spent before.
   limit_rows_ = examined_ + window_rows(r_.budget_rows);
   {
-    // The matches below `upper`, newest first: those the run listed already,
-    // then the index's from below the last of them (asked only if needed).
-    std::size_t next = 0;
+    // The next candidate below `upper` and where the window is at with it
+    // (its rowid; its change for 'v'): for 'w', the matches newest first,
+    // those the run listed already, then the index's from below the last of
+    // them (asked only if needed), each row read; for 'v', the repo's nodes
+    // by change. A match whose row is gone has no candidate.
+    struct Next {
+      std::int64_t at = 0;
+      std::optional<Candidate> c;
+    };
+    std::size_t next_listed = 0;
     std::optional<StatementRef> stmt;
-    auto next_match = [&]() -> Result<std::optional<std::int64_t>> {
-      if (next < listed.size()) return std::optional<std::int64_t>(listed[next++]);
-      if (!stmt) {
-        auto prepared = db_.prepare(kMatchesDown);
-        if (!prepared) return pass(prepared);
-        (*prepared)->bind_view(1, *expression_).bind(2, listed.empty() ? upper : listed.back());
-        stmt.emplace(std::move(*prepared));
+    auto next = [&]() -> Result<std::optional<Next>> {
+      std::int64_t rowid = 0;
+      if (kind == 'w' && next_listed < listed.size()) {
+        rowid = listed[next_listed++];
+      } else {
+        if (!stmt && kind == 'w') {
+          auto prepared = db_.prepare(kMatchesDown);
+          if (!prepared) return pass(prepared);
+          (*prepared)->bind_view(1, *expression_).bind(2, listed.empty() ? upper : listed.back());
+          stmt.emplace(std::move(*prepared));
+        } else if (!stmt) {
+          auto prepared = db_.prepare(kByChange);
+          if (!prepared) return pass(prepared);
+          (*prepared)->bind_view(1, r_.did).bind(2, upper);
+          stmt.emplace(std::move(*prepared));
+        }
+        auto row = (*stmt)->step();
+        if (!row) return pass(row);
+        if (!*row) return std::optional<Next>();
+        if (kind == 'v') {
+          Candidate c = read_candidate(**stmt);
+          const std::int64_t at = c.change_seq;
+          return std::optional<Next>(Next{at, std::move(c)});
+        }
+        rowid = (*stmt)->integer(0);
       }
-      auto row = (*stmt)->step();
-      if (!row) return pass(row);
-      if (!*row) return std::optional<std::int64_t>();
-      return std::optional<std::int64_t>((*stmt)->integer(0));
+      auto c = load(kCandidateByRowid, rowid);
+      if (!c) return pass(c);
+      return std::optional<Next>(Next{rowid, std::move(*c)});
     };
     while (true) {
       if (spent() && low != upper) {
         exhausted = false;
         break;
       }
-      auto match = next_match();
-      if (!match) return pass(match);
-      if (!*match) break;
-      // Counted as read whether listed or not: a window ends at the same
-      // row whichever page reads it.
+      auto got = next();
+      if (!got) return pass(got);
+      if (!*got) break;
+      // Counted whether listed or not: a window ends at the same row
+      // whichever page reads it.
       ++examined_;
-      const std::int64_t rowid = **match;
-      auto c = load(kCandidateByRowid, rowid);
-      if (!c) return pass(c);
-      if (*c) {
+      if ((*got)->c) {
         must_finish_ = low == upper;
-        auto want = wanted(**c, true, true);
+        auto want = wanted(*(*got)->c, kind == 'w', true);
         must_finish_ = false;
         if (!want) return pass(want);
         if (!*want) {  // the budget ran out: the window ends before it
           exhausted = false;
           break;
         }
-        if (*want && **want) found.push_back({std::move(**c), 0});
+        if (*want && **want) found.push_back({std::move(*(*got)->c), 0});
       }
-      low = rowid;
+      low = (*got)->at;
     }
   }
   for (auto& f : found) f.score = matcher_.score(f.c.doc()).score;
@@ -462,9 +483,9 @@ Result<void> SearchRun::windows(std::int64_t upper, std::int64_t offset,
   if (!taken) return pass(taken);
   const std::size_t at = *taken;
   if (at < found.size()) {
-    set_cursor('w', upper, static_cast<std::int64_t>(at));
+    set_cursor(kind, upper, static_cast<std::int64_t>(at));
   } else if (!exhausted) {
-    set_cursor('w', low, 0);
+    set_cursor(kind, low, 0);
     page_->budget_cut = true;
   }
   return {};

@@ -61,12 +61,13 @@ inline constexpr std::size_t kMaxNamedTokens = 16;
 inline constexpr std::size_t kMaxTokenSeeks = 64;
 // A prefix that starts more than kMaxNamedTokens tokens is left to FTS5's
 // prefix query, which merges the doclists of all of them before its first
-// row (a two-letter prefix in the search bench: 537 tokens, 13 ms). In
-// recent and outline order such a search (not a zoomed one: the repo's
-// density says little of a subtree's) first holds the query against the
-// repo's newest nodes (at most this many, and a quarter of the budget);
-// when they match so densely that the long way would fill the page within
-// a sixteenth of the budget, it walks the long way without the index.
+// row (a two-letter prefix in the search bench: 537 tokens, 13 ms). Such a
+// search (not a zoomed one: the repo's density says little of a subtree's)
+// first holds the query against the repo's newest nodes (at most this
+// many, and a quarter of the budget); when they match so densely that the
+// long way would fill the page within a sixteenth of the budget, it walks
+// the long way without the index (by relevance: windows of the nodes by
+// change, 'v').
 inline constexpr std::size_t kProbeRows = 256;
 inline constexpr std::size_t kMinProbeRows = 32;
 inline constexpr std::size_t kProbeShareOfBudget = 16;
@@ -233,9 +234,10 @@ class SearchRun {
   // when the walk gave way (nothing added, nothing counted).
   Result<bool> outline_among(const std::vector<std::int64_t>& rowids, std::int64_t offset);
   Result<void> read_entries(WalkLevel& level, const WalkEntry* after, std::int64_t count);
-  // A relevance window below `upper`; `listed`: the newest of its matches,
-  // when the run has read them from the index already.
-  Result<void> windows(std::int64_t upper, std::int64_t offset,
+  // A relevance window below `upper`: 'w', of the index's matches by rowid
+  // (`listed`: the newest of them, when the run has read them already);
+  // 'v', of the repo's nodes by change, each held against the query.
+  Result<void> windows(char kind, std::int64_t upper, std::int64_t offset,
                        const std::vector<std::int64_t>& listed = {});
   Result<void> recent(std::int64_t below);
   Result<void> recent_among(const std::vector<std::int64_t>& rowids, std::int64_t below);

@@ -519,7 +519,7 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   // `listed`: the newest matches, when all_matches has read them.
   auto the_long_way = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
     if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
-    if (r_.sort == SearchSort::kRelevance && expression_) return windows(kNoRow, 0, listed);
+    if (r_.sort == SearchSort::kRelevance && expression_) return windows('w', kNoRow, 0, listed);
     return recent(kNoRow);
   };
   // An empty page whose cursor starts the long way (filters alone by
@@ -547,8 +547,9 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
         return {};
       }
       case 'w':
+      case 'v':
         if (!expression_) return {};
-        return windows(cursor->a, cursor->b);
+        return windows(cursor->kind, cursor->a, cursor->b);
       case 't': {
         if (!expression_) return recent(cursor->a);
         auto walk = walk_first();
@@ -582,7 +583,9 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   if (!expression_) return too_many({});
   auto walk = walk_first();
   if (!walk) return pass(walk);
-  if (*walk) return the_long_way({});
+  if (*walk) {
+    return r_.sort == SearchSort::kRelevance ? windows('v', kNoRow, 0) : the_long_way({});
+  }
   auto rowids = all_matches();
   if (!rowids) return pass(rowids);
   if (rowids->size() > half) return too_many(*rowids);

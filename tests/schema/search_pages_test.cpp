@@ -343,10 +343,11 @@ TEST_F(SearchTest, OutlineOrderWalksADeepChainWithASecondChildAtEveryLevel) {
 }
 
 // A prefix that starts more than 16 tokens is left to FTS5's prefix query,
-// which merges them all before its first row. In recent and outline order,
-// when the repo's newest nodes match it densely, the search walks the long
-// way without listing the index's matches; when they do not, it lists them
-// (the long way, cut by a small budget, would not find them all in a page).
+// which merges them all before its first row. When the repo's newest nodes
+// match it densely, the search walks the long way without listing the
+// index's matches (by relevance: windows of the nodes by change); when they
+// do not, it lists them (the long way, cut by a small budget, would not find
+// them all in a page).
 TEST_F(SearchTest, ADensePrefixOfManyTokensIsWalkedAndASparseOneListed) {
   std::vector<RecordOp> ops;
   std::vector<std::string> reading, sparse;
@@ -362,26 +363,45 @@ TEST_F(SearchTest, ADensePrefixOfManyTokensIsWalkedAndASparseOneListed) {
   }
   apply(std::move(ops));
   const std::vector<std::string> newest_first(reading.rbegin(), reading.rend());
-  for (const auto sort : {SearchSort::kRecent, SearchSort::kOutline}) {
+  const std::set<std::string> every(reading.begin(), reading.end());
+  auto rkeys = [](const SearchPage& page) {
+    std::vector<std::string> out;
+    for (const auto& r : page.results) out.push_back(r.node.rkey);
+    return out;
+  };
+  for (const auto sort : {SearchSort::kRecent, SearchSort::kOutline, SearchSort::kRelevance}) {
+    const bool relevance = sort == SearchSort::kRelevance;
     const auto& order = sort == SearchSort::kRecent ? newest_first : reading;
     auto first = page("fl", sort);
     ASSERT_TRUE(first.has_value()) << first.error().message;
-    ASSERT_EQ(first->results.size(), 25u);
-    for (std::size_t i = 0; i < 25; ++i) EXPECT_EQ(first->results[i].node.rkey, order[i]);
-    // Walked: the newest nodes held against the query, then the page's own,
-    // not the 3,000 matches listed.
-    EXPECT_LT(first->rows_examined, 1'000u) << to_string(sort);
-    EXPECT_EQ(all_pages("fl", sort, 20'000, 100), order) << to_string(sort);
-    EXPECT_EQ(all_pages("fl", sort, 1'000, 100), order) << to_string(sort);
+    ASSERT_EQ(first->results.size(), 25u) << to_string(sort);
+    if (!relevance) {
+      EXPECT_EQ(rkeys(*first), std::vector<std::string>(order.begin(), order.begin() + 25));
+    }
+    // Walked: the newest nodes held against the query (256), then the
+    // page's own (by relevance, its window of 2,500 rows), not the 3,000
+    // matches listed (by relevance, 2,501 listed, then a window of them).
+    EXPECT_LT(first->rows_examined, 3'000u) << to_string(sort);
+    for (const std::size_t budget : {20'000u, 1'000u}) {
+      const auto pages = all_pages("fl", sort, budget, 100);
+      if (relevance) {
+        EXPECT_EQ(pages.size(), every.size()) << budget;
+        EXPECT_EQ(std::set<std::string>(pages.begin(), pages.end()), every) << budget;
+      } else {
+        EXPECT_EQ(pages, order) << to_string(sort) << " " << budget;
+      }
+    }
     // Sparse: listed from the index, all in one page at a budget a third of
     // the repo's nodes.
     auto few = page("zq", sort, std::nullopt, std::nullopt, 25, 1'000);
     ASSERT_TRUE(few.has_value()) << few.error().message;
-    std::vector<std::string> got;
-    for (const auto& r : few->results) got.push_back(r.node.rkey);
-    EXPECT_EQ(got, sort == SearchSort::kRecent
-                       ? sparse
-                       : std::vector<std::string>(sparse.rbegin(), sparse.rend()));
+    auto got = rkeys(*few);
+    if (relevance) std::sort(got.begin(), got.end());
+    auto want = sort == SearchSort::kRecent
+                    ? sparse
+                    : std::vector<std::string>(sparse.rbegin(), sparse.rend());
+    if (relevance) std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << to_string(sort);
     EXPECT_FALSE(few->cursor.has_value()) << to_string(sort);
   }
 }
