@@ -2,7 +2,8 @@
 // search_walks.cpp): every sort's pages neither skip nor repeat whatever the
 // budget and whatever other repos do, cursors of another search refused,
 // the ways through a repo (recent over sparse candidates, a small zoomed
-// bullet's subtree, outline order's walk to dense candidates), and hostile
+// bullet's subtree, outline order's walk to dense candidates, a prefix of
+// many tokens walked when it is dense and listed when not), and hostile
 // outlines (cycles, a deep chain, a 10,000-level chain) that stay bounded.
 #include "tests/schema/search_fixture.hpp"
 
