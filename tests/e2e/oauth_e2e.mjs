@@ -271,6 +271,9 @@ try {
     const res = await fetch(`${direct}/xrpc/app.bulleted.getSession`, { headers: { cookie: `__Host-bulleted_session=${cookie.value}` } });
     assertEqual(res.status, 401, 'the old cookie names no session');
     assert(!(await sessionCookie()), 'the browser dropped the cookie');
+    // The page opens the outline again, read-only, after showing the sign-in
+    // box: wait for its first bullet, then look at it.
+    await page.waitForSelector('#outline .text');
     assertEqual(await page.$eval('#outline .text', (e) => e.contentEditable), 'false', 'read-only again');
     assertEqual(problems, [], 'no page errors');
     // No secret of the session reached the log.
