@@ -313,6 +313,10 @@ struct SearchRequest {
   std::size_t budget_rows = 20'000;
   std::int64_t now_ms = 0;                  // what created: and changed: count back from
   std::size_t max_bytes = kUnboundedBytes;  // as for pages: the results' nodes as views
+  // Called between stretches of the search's work (every
+  // search::kRowsPerStretch rows examined), in its read transaction: it may
+  // pause the thread while other requests wait (the HTTP front's give_way).
+  std::function<void()> give_way;
 };
 
 struct SearchAncestor {

@@ -125,7 +125,7 @@ Result<bool> SearchRun::walk_first() {
     if (!row) return pass(row);
     if (!*row) break;
     ++seen;
-    ++examined_;
+    counted();
     if (matcher_.matches(read_candidate(**stmt).doc(asks_created_))) ++matched;
   }
   // limit / (matched / seen) rows to fill the page, at most a sixteenth of
@@ -137,7 +137,7 @@ Result<bool> SearchRun::walk_first() {
 Result<Place*> SearchRun::place(const std::string& rkey) {
   auto known = places_.find(rkey);
   if (known != places_.end()) return &known->second;
-  ++examined_;
+  counted();
   Place place;
   auto stmt = db_.prepare(kPlaceByKey);
   if (!stmt) return pass(stmt);
@@ -217,7 +217,7 @@ Result<Standing> SearchRun::standing(const std::string& start) {
 }
 
 Result<std::optional<Candidate>> SearchRun::load(const char* sql, std::int64_t rowid) {
-  ++examined_;
+  counted();
   auto stmt = db_.prepare(sql);
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, rowid).bind_view(2, r_.did);
@@ -458,7 +458,7 @@ Result<void> SearchRun::windows(char kind, std::int64_t upper, std::int64_t offs
       if (!*got) break;
       // Counted whether listed or not: a window ends at the same row
       // whichever page reads it.
-      ++examined_;
+      counted();
       if ((*got)->c) {
         must_finish_ = low == upper;
         auto want = wanted(*(*got)->c, kind == 'w', true);

@@ -112,6 +112,9 @@ inline constexpr std::size_t kRowsPerPlacedCandidate = 2;
 // The walk is not tried when the candidates are this few a result of the
 // page (placing them is cheap then).
 inline constexpr std::size_t kWalkMinCandidatesPerResult = 4;
+// Rows between two calls of the request's give_way: a stretch of a
+// search's work is a few hundred microseconds at most.
+inline constexpr std::size_t kRowsPerStretch = 32;
 
 // A node as a search reads it: enough to filter, sort and place it.
 struct Candidate {
@@ -211,6 +214,15 @@ class SearchRun {
   // (each page makes progress); every other stops at the budget.
   bool spent() const { return examined_ >= limit_rows_ && !must_finish_; }
   bool full() const { return hits_->size() >= static_cast<std::size_t>(r_.limit); }
+  // One more row against the budget; every kRowsPerStretch, the request's
+  // give_way.
+  void counted() {
+    ++examined_;
+    if (++stretch_ == kRowsPerStretch) {
+      stretch_ = 0;
+      if (r_.give_way) r_.give_way();
+    }
+  }
 
   // The prefix tokens of the query that can be named, with their tokens
   // (search_index.hpp), within kMaxTokenSeeks.
@@ -265,6 +277,7 @@ class SearchRun {
   bool broad_prefix_ = false;
   std::unordered_map<std::string, Place> places_;
   std::size_t examined_ = 0;
+  std::size_t stretch_ = 0;  // rows since give_way was last called
   // Whether a term is created: (the only one that reads createdAt).
   bool asks_created_ = std::any_of(r_.query.all.begin(), r_.query.all.end(), [](const auto& c) {
     return std::any_of(c.any.begin(), c.any.end(),

@@ -17,7 +17,7 @@ Result<bool> SearchRun::recent_step(const Candidate& c, bool first, bool index_a
     page_->budget_cut = true;
     return false;
   }
-  if (count_row) ++examined_;
+  if (count_row) counted();
   must_finish_ = first;
   auto want = wanted(c, index_answered, true);
   must_finish_ = false;
@@ -72,7 +72,7 @@ Result<void> SearchRun::recent_among(const std::vector<std::int64_t>& rowids, st
       auto row = (*stmt)->step();
       if (!row) return pass(row);
       if (!*row) return {};
-      if (seen % kChangeEntriesPerRow == 0) ++examined_;
+      if (seen % kChangeEntriesPerRow == 0) counted();
       const std::int64_t rowid = (*stmt)->integer(0);
       from = (*stmt)->integer(1);
       if (members.erase(rowid) != 0) {
@@ -125,7 +125,7 @@ Result<std::optional<Candidate>> first_row(Statement& stmt) {
 
 // The first node of `group` in reading order.
 Result<std::optional<Candidate>> SearchRun::first_in_group(const std::string& group) {
-  ++examined_;
+  counted();
   auto stmt = db_.prepare(kFirstChild);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, group);
@@ -134,7 +134,7 @@ Result<std::optional<Candidate>> SearchRun::first_in_group(const std::string& gr
 
 // The sibling after `c` in its group.
 Result<std::optional<Candidate>> SearchRun::next_sibling(const Candidate& c) {
-  ++examined_;
+  counted();
   auto stmt = db_.prepare(kNextSibling);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, c.group).bind_view(2, c.sort_key).bind_view(3, c.rkey);
@@ -145,7 +145,7 @@ Result<std::optional<Candidate>> SearchRun::next_sibling(const Candidate& c) {
 Result<std::optional<Candidate>> SearchRun::parent_of(const Candidate& c) {
   if (!std::string_view(c.group).starts_with(child_prefix_)) return std::optional<Candidate>();
   const std::string parent = c.group.substr(child_prefix_.size());
-  ++examined_;
+  counted();
   auto stmt = db_.prepare(kByKeyFrom);
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, r_.did).bind_view(2, parent);
@@ -189,7 +189,7 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
         step = 2;  // the root inside its own subtree (a cycle): never again
         continue;
       }
-      ++examined_;
+      counted();
       auto want = wanted(*at, false, false);
       if (!want) return pass(want);
       if (*want && **want) {
@@ -323,7 +323,7 @@ Result<bool> SearchRun::outline_among(const std::vector<std::int64_t>& rowids,
       }
     }
     if (levels.empty()) break;
-    if (steps % kWalkStepsPerRow == 0) ++examined_;
+    if (steps % kWalkStepsPerRow == 0) counted();
     if (steps % 16 == 0) {
       // At the density met so far, counting the next node as a match (so
       // that a walk that met none gives way early, when even that would
@@ -398,7 +398,7 @@ Result<void> SearchRun::unplaced(std::int64_t rowid) {
       page_->budget_cut = !full();
       return {};
     }
-    ++examined_;
+    counted();
     must_finish_ = first;
     first = false;
     auto standing = standing_of(c);
@@ -432,7 +432,7 @@ Result<bool> SearchRun::subtree(std::int64_t offset) {
   const std::size_t walk = std::max<std::size_t>(r_.budget_rows / 2, 1);
   const std::size_t stop = examined_ + walk;
   // A root with more children than the walk may read is not walked.
-  ++examined_;
+  counted();
   auto children =
       query_value<std::int64_t>(db_, "SELECT n FROM group_counts WHERE grp = ?1", scope);
   if (!children) return pass(children);
@@ -457,7 +457,7 @@ Result<bool> SearchRun::subtree(std::int64_t offset) {
       step = 2;
       continue;
     }
-    ++examined_;
+    counted();
     const SearchDoc doc = at->doc(asks_created_);
     if (!matcher_.matches(doc)) continue;
     if (r_.sort == SearchSort::kOutline) {
@@ -511,7 +511,7 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
       auto row = (*stmt)->step();
       if (!row) return pass(row);
       if (!*row) break;
-      ++examined_;
+      counted();
       rowids.push_back((*stmt)->integer(0));
     }
     return rowids;

@@ -346,6 +346,9 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   if (faults) handler = faults->decorate(std::move(handler));
   appview::HttpServer server(http_options(*config, api, context.metrics), std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
+  context.give_way = [&server](std::chrono::microseconds allowance) {
+    return server.give_way(allowance);
+  };
   if (auto r = server.start(); !r) {
     spdlog::error("{}", r.error().message);
     if (consumer) consumer->stop();

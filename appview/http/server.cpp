@@ -345,6 +345,24 @@ HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
 
 std::size_t HttpServer::in_flight() const { return state_->in_flight.load(); }
 
+namespace {
+// Set on the searches' lane's threads.
+thread_local bool on_search_lane = false;
+}  // namespace
+
+std::chrono::microseconds HttpServer::give_way(std::chrono::microseconds allowance) const {
+  using std::chrono::microseconds;
+  if (!on_search_lane) return microseconds(0);
+  const auto start = std::chrono::steady_clock::now();
+  microseconds slept(0);
+  while (slept < allowance && state_->requests->size() > 0 && !state_->draining) {
+    std::this_thread::sleep_for(std::min(kGiveWayStep, allowance - slept));
+    slept = std::chrono::duration_cast<microseconds>(std::chrono::steady_clock::now() - start);
+  }
+  std::this_thread::yield();
+  return slept;
+}
+
 std::size_t HttpServer::queued(Lane lane) const {
   return state_->requests ? state_->queue_of(lane).size() : 0;
 }
@@ -361,6 +379,7 @@ Result<void> HttpServer::start() {
   state->streams->start();
   // Nice values are per thread on Linux; raising one needs no privilege.
   state->searches->start([nice = state->options.search_nice] {
+    on_search_lane = true;
     if (nice > 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
                                   std::min(::getpriority(PRIO_PROCESS, 0) + nice, 19)) != 0) {
       spdlog::warn("http: the searches' lane keeps the process's priority");

@@ -206,6 +206,14 @@ class HttpServer {
   std::size_t in_flight() const;
   // Requests waiting in a lane's queue for a worker.
   std::size_t queued(Lane lane) const;
+  // Called by a search between stretches of its work, on the searches'
+  // lane: while requests wait in the request workers' queue, sleeps in
+  // steps of kGiveWayStep, for at most `allowance` in all; then gives up
+  // the core once, so that any thread waiting for one (a request's worker,
+  // a connection's) runs first. Returns the time it slept. Anywhere but on
+  // the searches' lane it does nothing.
+  std::chrono::microseconds give_way(std::chrono::microseconds allowance) const;
+  static constexpr std::chrono::microseconds kGiveWayStep{200};
 
  private:
   struct State;

@@ -1,6 +1,7 @@
 // Search (DESIGN.md section 10): app.bulleted.searchNodes and
 // app.bulleted.getTags. The query is parsed here, at the edge, into a
 // typed query (schema/search_query.hpp); `q` is never logged.
+#include <algorithm>
 #include <chrono>
 
 #include "appview/xrpc/method_handlers.hpp"
@@ -12,6 +13,9 @@ namespace {
 
 // How long a search waits for a place before it is refused.
 constexpr std::chrono::milliseconds kSearchPlaceWait{250};
+// How long a search pauses in all, between stretches of its work, while
+// other requests wait for the request workers; past it, it only yields.
+constexpr std::chrono::microseconds kSearchGiveWay{50'000};
 
 }  // namespace
 
@@ -55,6 +59,11 @@ HttpResponse search_nodes(Api& api, const ApiMethod&, const XrpcCall& call) {
                     std::chrono::system_clock::now().time_since_epoch())
                     .count(),
       .max_bytes = call.answer_bytes};
+  if (context.give_way) {
+    search.give_way = [&context, left = kSearchGiveWay]() mutable {
+      left = std::max(std::chrono::microseconds(0), left - context.give_way(left));
+    };
+  }
   TRY(page, ApiMethods::store(api).read().search(search));
   context.metrics.search_rows += page.rows_examined;
   if (page.budget_cut) ++context.metrics.search_budget_cuts;

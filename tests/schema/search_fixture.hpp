@@ -77,6 +77,7 @@ class SearchTest : public testing::IndexTest {
     request.cursor = std::move(cursor);
     request.budget_rows = budget;
     request.now_ms = 4'000'000'000'000;
+    request.give_way = give_way_;
     return store_->read().search(request);
   }
   std::vector<std::string> found(std::string_view q, SearchSort sort = SearchSort::kRelevance,
@@ -110,6 +111,8 @@ class SearchTest : public testing::IndexTest {
     ADD_FAILURE() << "no end of pages";
     return out;
   }
+
+  std::function<void()> give_way_;  // every search's, when set
 };
 
 }  // namespace bulleted::schema::search_testing

@@ -5,6 +5,7 @@
 // bullet's subtree, outline order's walk to dense candidates, a prefix of
 // many tokens walked when it is dense and listed when not), and hostile
 // outlines (cycles, a deep chain, a 10,000-level chain) that stay bounded.
+#include "schema/search_run.hpp"
 #include "tests/schema/search_fixture.hpp"
 
 namespace bulleted::schema {
@@ -435,6 +436,51 @@ TEST_F(SearchTest, ATenThousandLevelChainStaysBoundedPerPage) {
       ASSERT_LT(++pages, 2'000);
     } while (cursor);
     EXPECT_EQ(total, 99u) << to_string(sort);
+  }
+}
+
+// A search calls its give_way once every kRowsPerStretch rows it counts,
+// inside its read: what another connection commits meanwhile is not in
+// the page, and the pages are those of a search that never paused.
+TEST_F(SearchTest, ASearchGivesWayEveryStretchOfRowsAndItsPageIsUnchanged) {
+  std::vector<RecordOp> ops;
+  for (int i = 0; i < 3'000; ++i) {
+    ops.push_back(
+        op_of({.rkey = "g" + std::to_string(i),
+               .parent = i < 100 ? std::nullopt : std::optional("g" + std::to_string(i / 30)),
+               .key = key_of(i),
+               .text = i % 7 == 0 ? "stretch word" : "filler"}));
+  }
+  apply(std::move(ops));
+  auto other = Store::open(dir_.file("index.db"));  // another process's writer
+  ASSERT_TRUE(other.has_value()) << other.error().message;
+  std::uint64_t rev = 1;
+  for (const auto sort : {SearchSort::kRelevance, SearchSort::kOutline, SearchSort::kRecent}) {
+    const auto plain_pages = all_pages("stretch", sort, 500, 25);
+    const std::string late_rkey = "late" + std::to_string(rev);
+    std::size_t calls = 0;
+    give_way_ = [&] {
+      if (++calls != 1) return;
+      ApplyBatch late;  // committed while the search pauses
+      late.ops = {op_of({.rkey = late_rkey, .text = "stretch late", .rev = ++rev})};
+      EXPECT_TRUE((*other)->apply(late).has_value());
+    };
+    auto first = page("stretch", sort, std::nullopt, std::nullopt, 25, 500);
+    ASSERT_TRUE(first.has_value()) << first.error().message;
+    EXPECT_GE(calls, first->rows_examined / search::kRowsPerStretch) << to_string(sort);
+    EXPECT_GT(calls, 0u) << to_string(sort);
+    for (const auto& hit : first->results) {
+      EXPECT_NE(hit.node.rkey, late_rkey) << to_string(sort);
+    }
+    give_way_ = {};
+    auto late = page("late");
+    ASSERT_TRUE(late.has_value()) << late.error().message;
+    ASSERT_EQ(late->results.size(), 1u) << "committed, found by the next search";
+    // Undo the late write, then page through with pauses that write nothing.
+    apply({testing::remove(kAlice, late_rkey, ++rev)});
+    give_way_ = [&] { ++calls; };
+    EXPECT_EQ(all_pages("stretch", sort, 500, 25), plain_pages) << to_string(sort);
+    give_way_ = {};
   }
 }
 

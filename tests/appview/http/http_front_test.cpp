@@ -270,6 +270,52 @@ TEST_F(HttpFrontTest, SearchesRunInTheirOwnLaneAtALowerPriority) {
   EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), base_nice) << "the test's own thread is untouched";
 }
 
+// A search gives way between stretches of its work: while requests wait
+// for the request workers it sleeps, at most its allowance; with nothing
+// waiting it does not sleep; off the searches' lane give_way does nothing.
+TEST_F(HttpFrontTest, ASearchSleepsWhileRequestsWaitForAWorkerAtMostItsAllowance) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.search_workers = 1;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.path.starts_with("/search")) admission.lane = Lane::kSearches;
+    return admission;
+  };
+  constexpr std::chrono::microseconds kAllowance{3'000};
+  std::shared_future<void> released = release_.get_future().share();
+  auto busy = std::make_shared<std::promise<void>>();
+  std::future<void> held = busy->get_future();
+  start(std::move(options), [&, busy, released](const HttpRequest& request) {
+    if (request.path == "/held") {
+      busy->set_value();
+      released.wait();
+    }
+    if (request.path == "/search") {
+      return plain(200, std::to_string(server_->give_way(kAllowance).count()));
+    }
+    return plain(200, request.path);
+  });
+  Client holder(port_);
+  holder.send("GET /held HTTP/1.1\r\nHost: h\r\n\r\n");
+  held.wait();
+  Client waiting(port_);
+  waiting.send("GET /waiting HTTP/1.1\r\nHost: h\r\n\r\n");
+  while (server_->queued(Lane::kRequests) < 1) std::this_thread::yield();
+  EXPECT_EQ(server_->give_way(std::chrono::seconds(5)).count(), 0)
+      << "the test's own thread is not the searches' lane";
+  const std::string paused = request("GET /search HTTP/1.1\r\nHost: h\r\n\r\n");
+  const auto slept = std::stoll(paused.substr(paused.rfind("\r\n\r\n") + 4));
+  EXPECT_GE(slept, kAllowance.count()) << "a request waited the whole time";
+  EXPECT_LT(slept, std::chrono::microseconds(std::chrono::seconds(5)).count());
+  release_worker();
+  EXPECT_TRUE(holder.response().ends_with("/held"));
+  EXPECT_TRUE(waiting.response().ends_with("/waiting"));
+  const std::string free = request("GET /search HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_TRUE(free.ends_with("\r\n\r\n0")) << free;
+}
+
 TEST_F(HttpFrontTest, AStreamedAnswerArrivesWholeAndChunked) {
   start({}, [](const HttpRequest&) {
     HttpResponse response;
