@@ -3,8 +3,9 @@
 // budget and whatever other repos do, cursors of another search refused,
 // the ways through a repo (recent over sparse candidates, a small zoomed
 // bullet's subtree, outline order's walk to dense candidates, a prefix of
-// many tokens walked when it is dense and listed when not), and hostile
-// outlines (cycles, a deep chain, a 10,000-level chain) that stay bounded.
+// many tokens walked when it is dense and listed when not), hostile
+// outlines (cycles, a deep chain, a 10,000-level chain) that stay bounded,
+// and the give-way between stretches of a search's work (its read kept).
 #include "schema/search_run.hpp"
 #include "tests/schema/search_fixture.hpp"
 
