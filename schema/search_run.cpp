@@ -52,7 +52,8 @@ std::string encode_cursor(const SearchCursor& cursor, std::uint64_t digest) {
   return base64_encode(plain, Base64Alphabet::kUrl, false);
 }
 
-Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) {
+Result<SearchCursor> decode_cursor(std::string_view text, const SearchRequest& request) {
+  const std::uint64_t digest = search_digest(request);
   auto refused = [] {
     return fail(ErrorCode::kInvalidRequest,
                 "cursor does not continue this search (same q, sort and root only)");
@@ -66,7 +67,8 @@ Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest) 
   char kind = 0;
   if (std::sscanf(plain->c_str(), "%c.%lld.%lld.%lld.%llu", &kind, &a, &b, &c, &got) != 5 ||
       got != digest || std::string_view("cwtosv").find(kind) == std::string_view::npos || a < 0 ||
-      b < 0 || c < 0) {
+      b < 0 || c < 0 || (kind == 's' && !request.root_rkey) ||
+      (kind == 'o' && a > (request.root_rkey ? 0 : 1))) {
     return refused();
   }
   cursor.kind = kind;
@@ -240,6 +242,14 @@ Result<Standing> SearchRun::standing_of(const Candidate& c) {
     places_.emplace(c.rkey, std::move(place));
   }
   return standing(c.rkey);
+}
+
+Result<bool> SearchRun::inside_root(const Candidate& c) {
+  must_finish_ = true;
+  auto standing = standing_of(c);
+  must_finish_ = false;
+  if (!standing) return pass(standing);
+  return standing->under_root;
 }
 
 // Whether `c` is a result: the clauses the index did not answer (all of

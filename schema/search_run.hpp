@@ -145,8 +145,10 @@ std::string cut_text(std::string_view text, std::size_t max);
 // What a cursor is bound to: the search's q, sort and root.
 std::uint64_t search_digest(const SearchRequest& request);
 std::string encode_cursor(const SearchCursor& cursor, std::uint64_t digest);
-// kInvalidRequest for a cursor that is not one of this search's.
-Result<SearchCursor> decode_cursor(std::string_view text, std::uint64_t digest);
+// kInvalidRequest for a cursor that is not one of this search's: bound to
+// another (q, sort, root), or one it never makes (a subtree's `s` without
+// a root, the unplaced nodes' `o` phase with one).
+Result<SearchCursor> decode_cursor(std::string_view text, const SearchRequest& request);
 
 // Where a node stands: its parent, whether it has a reading position
 // (its parents lead to the top level) and whether `root` is above it.
@@ -232,6 +234,9 @@ class SearchRun {
   Result<Place*> place(const std::string& rkey);
   Result<Standing> standing(const std::string& rkey);
   Result<Standing> standing_of(const Candidate& c);
+  // Whether the search's root is above `c` (in a cycle with it: `c` is the
+  // root too), decided whatever it costs.
+  Result<bool> inside_root(const Candidate& c);
   Result<std::optional<bool>> wanted(const Candidate& c, bool index_answered, bool check_scope);
   // Adds a hit; false when the answer's bytes are full (not added).
   Result<bool> add(const Candidate& c);

@@ -167,7 +167,17 @@ Result<void> SearchRun::outline(std::int64_t phase, std::int64_t rowid, std::int
     if (!c) return pass(c);
     at = std::move(*c);
   }
-  if (!at) {  // the start, or the node the cursor named is gone: from the top
+  if (at && r_.root_rkey) {
+    // The walk goes on only from inside the root. Deciding it costs the
+    // node's depth at most, on top of the page's budget (as a first
+    // candidate may).
+    const std::size_t before = examined_;
+    auto inside = inside_root(*at);
+    if (!inside) return pass(inside);
+    limit_rows_ += examined_ - before;
+    if (!*inside) at.reset();
+  }
+  if (!at) {  // the start, or the node the cursor named is gone (or out): from the top
     auto c = first_in_group(scope);
     if (!c) return pass(c);
     at = std::move(*c);
@@ -489,7 +499,7 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   page_ = &page;
   std::optional<SearchCursor> cursor;
   if (r_.cursor) {
-    auto decoded = decode_cursor(*r_.cursor, search_digest(r_));
+    auto decoded = decode_cursor(*r_.cursor, r_);
     if (!decoded) return pass(decoded);
     cursor = *decoded;
   }

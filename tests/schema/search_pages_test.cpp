@@ -224,6 +224,45 @@ TEST_F(SearchPagesTest, ACursorContinuesOnlyItsOwnSearch) {
   }
 }
 
+// A cursor is bound to its search by a digest anyone can compute: every
+// kind, with any numbers, in every sort, for a word, a prefix and a zoomed
+// search, answers a page within its budget (its first candidate apart) or
+// refuses it, and never finds a node that does not match.
+TEST_F(SearchPagesTest, ForgedCursorsOfEveryKindStayBoundedAndFindOnlyMatches) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> numbers{0, 1, 7, 124, 1LL << 40, kMax};
+  for (const auto& [q, root] : {std::pair<std::string, std::optional<std::string>>{"apple", {}},
+                                {"ap", {}},
+                                {"apple", std::string("t1")}}) {
+    for (const auto sort : {SearchSort::kRelevance, SearchSort::kOutline, SearchSort::kRecent}) {
+      SearchRequest bound;
+      bound.q = q;
+      bound.sort = sort;
+      bound.root_rkey = root;
+      const std::uint64_t digest = search::search_digest(bound);
+      for (const char kind : std::string("cwtosv")) {
+        for (const std::int64_t a : numbers) {
+          for (const std::int64_t b : {std::int64_t{0}, std::int64_t{3}, kMax}) {
+            const std::string cursor = search::encode_cursor({kind, a, b, b}, digest);
+            ASSERT_LE(cursor.size(), kMaxSearchCursorBytes);
+            auto got = page(q, sort, root, cursor, 5, 40);
+            if (!got) {
+              EXPECT_EQ(got.error().code, ErrorCode::kInvalidRequest) << got.error().message;
+              continue;
+            }
+            EXPECT_LE(got->results.size(), 5u);
+            EXPECT_LE(got->rows_examined, 40u + 124u) << kind << " " << a << " " << b;
+            for (const auto& hit : got->results) {
+              EXPECT_TRUE(hit.node.text.starts_with("apple")) << kind << " " << hit.node.rkey;
+              if (root) EXPECT_TRUE(hit.node.rkey.starts_with("t1m")) << kind << hit.node.rkey;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(SearchTest, CyclesAndUnattachedNodesComeLastInOutlineAndRootsInCyclesEnd) {
   put({.rkey = "top", .text = "word top"});
   put({.rkey = "ca", .parent = "cb", .text = "word a"});
