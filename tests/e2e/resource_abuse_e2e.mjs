@@ -275,8 +275,73 @@ async function hostileSearches(port) {
   });
 }
 
+// A search's cursor is bound to its q, sort and root by a digest anyone
+// can compute (64-bit FNV-1a, search_run.cpp). Forged cursors of every
+// kind with any numbers, for a search and a zoomed one, are pages of their
+// own search (a zoomed one's results under its root) or 400; never a 5xx.
+function searchDigest(q, sort, root) {
+  const prime = 1099511628211n;
+  const mask = (1n << 64n) - 1n;
+  let h = 1469598103934665603n;
+  for (const part of [q, sort, root ?? '']) {
+    for (const b of Buffer.from(part, 'utf8')) h = ((h ^ BigInt(b)) * prime) & mask;
+    h = ((h ^ 0xFFn) * prime) & mask;
+  }
+  return h;
+}
+
+async function forgedCursors(port) {
+  await runner.test('forged search cursors of every kind: a page of their own search or 400', async () => {
+    const search = async (q, sort, root, cursor) => {
+      const path = `/xrpc/app.bulleted.searchNodes?repo=${did}&q=${encodeURIComponent(q)}&sort=${sort}` +
+        `&limit=20${root ? `&root=${root}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      for (;;) {
+        const r = await send(port, { method: 'GET', path, from: '127.0.0.43' });
+        if (r.status !== 429) return r;
+        await sleep(1000);
+      }
+    };
+    // The second of the import's parents: the first rows (1, 3) are outside it.
+    const children = async (parent) => JSON.parse((await send(port, { method: 'GET', from: '127.0.0.43',
+      path: `/xrpc/app.bulleted.getChildren?repo=${did}&limit=2${parent ? `&parent=${parent}` : ''}` })).text).nodes;
+    const top = (await children((await children(null))[0].rkey))[1].rkey;
+    // The digest is the server's: a real cursor carries it.
+    const real = JSON.parse((await search('child', 'recent', null, null)).text).cursor;
+    assert(real, 'a broad search has a cursor');
+    const plain = Buffer.from(real, 'base64url').toString();
+    assertEqual(plain.split('.').pop(), String(searchDigest('child', 'recent', null)), `digest of ${plain}`);
+    const statuses = {};
+    for (const root of [null, top]) {
+      for (const sort of ['relevance', 'outline', 'recent']) {
+        const digest = searchDigest('child', sort, root);
+        for (const kind of 'cwtosv') {
+          for (const a of ['0', '1', '3', '4611686018427387904']) {
+            for (const b of ['0', '3', '9223372036854775807']) {
+              const cursor = Buffer.from(`${kind}.${a}.${b}.${b}.${digest}`).toString('base64url');
+              const r = await search('child', sort, root, cursor);
+              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+              assert(r.status === 200 || r.status === 400, `${kind}.${a}.${b} ${sort} ${root}: ${r.status} ${r.text.slice(0, 200)}`);
+              if (r.status === 400) {
+                assertEqual(JSON.parse(r.text).error, 'InvalidRequest', r.text);
+                continue;
+              }
+              for (const hit of JSON.parse(r.text).results) {
+                assert(/child/i.test(hit.node.text), `a match: ${hit.node.text.slice(0, 60)}`);
+                if (root) assert(hit.ancestors.some((x) => x.rkey === root), `${kind}.${a}.${b} ${sort}: under the root`);
+              }
+            }
+          }
+        }
+      }
+    }
+    figures('forged-cursors', { statuses });
+    assert(statuses[200] > 0 && statuses[400] > 0, `both pages and refusals: ${JSON.stringify(statuses)}`);
+  });
+}
+
 try {
   await hostileSearches(appPort);
+  await forgedCursors(appPort);
   await probes(appPort, 'directly');
   await probes(nginxPort, 'through nginx');
   await runner.test('the app view stayed up throughout', async () => {
