@@ -1,12 +1,14 @@
-// A search's run: candidates read and held against the query, the places
-// of their ancestors (cycle-safe, each read once a request), a page's hits,
-// the complete set and the relevance windows (the walks: search_walks.cpp).
+// A search's run: the way a page takes from its cursor, candidates read
+// and held against the query, the places of their ancestors (cycle-safe,
+// each read once a request), a page's hits and the complete set (the long
+// ways: search_walks.cpp).
 #include "schema/search_run.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "schema/base64.hpp"
+#include "schema/search_index.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::schema::search {
@@ -404,100 +406,116 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   return true;
 }
 
-Result<void> SearchRun::windows(char kind, std::int64_t upper, std::int64_t offset,
-                                const std::vector<std::int64_t>& listed) {
-  struct Found {
-    Candidate c;
-    std::int64_t score = 0;
-  };
-  std::vector<Found> found;
-  bool exhausted = true;
-  std::int64_t low = upper;
-  // The window's own rows, counted from here: every page of it reads the
-  // same candidates, whatever the page spent before.
-  limit_rows_ = examined_ + window_rows(r_.budget_rows);
-  {
-    // The next candidate below `upper` and where the window is at with it
-    // (its rowid; its change for 'v'): for 'w', the matches newest first,
-    // those the run listed already, then the index's from below the last of
-    // them (asked only if needed), each row read; for 'v', the repo's nodes
-    // by change. A match whose row is gone has no candidate.
-    struct Next {
-      std::int64_t at = 0;
-      std::optional<Candidate> c;
-    };
-    std::size_t next_listed = 0;
-    std::optional<StatementRef> stmt;
-    auto next = [&]() -> Result<std::optional<Next>> {
-      std::int64_t rowid = 0;
-      if (kind == 'w' && next_listed < listed.size()) {
-        rowid = listed[next_listed++];
-      } else {
-        if (!stmt && kind == 'w') {
-          auto prepared = db_.prepare(kMatchesDown);
-          if (!prepared) return pass(prepared);
-          (*prepared)->bind_view(1, *expression_).bind(2, listed.empty() ? upper : listed.back());
-          stmt.emplace(std::move(*prepared));
-        } else if (!stmt) {
-          auto prepared = db_.prepare(kByChange);
-          if (!prepared) return pass(prepared);
-          (*prepared)->bind_view(1, r_.did).bind(2, upper);
-          stmt.emplace(std::move(*prepared));
-        }
-        auto row = (*stmt)->step();
-        if (!row) return pass(row);
-        if (!*row) return std::optional<Next>();
-        if (kind == 'v') {
-          Candidate c = read_candidate(**stmt);
-          const std::int64_t at = c.change_seq;
-          return std::optional<Next>(Next{at, std::move(c)});
-        }
-        rowid = (*stmt)->integer(0);
-      }
-      auto c = load(kCandidateByRowid, rowid);
-      if (!c) return pass(c);
-      return std::optional<Next>(Next{rowid, std::move(*c)});
-    };
-    while (true) {
-      if (spent() && low != upper) {
-        exhausted = false;
-        break;
-      }
-      auto got = next();
-      if (!got) return pass(got);
-      if (!*got) break;
-      // Counted whether listed or not: a window ends at the same row
-      // whichever page reads it.
+Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
+  hits_ = &hits;
+  page_ = &page;
+  std::optional<SearchCursor> cursor;
+  if (r_.cursor) {
+    auto decoded = decode_cursor(*r_.cursor, r_);
+    if (!decoded) return pass(decoded);
+    cursor = *decoded;
+  }
+  if (code_.empty()) return {};  // nothing of the repo was ever indexed
+  auto named = name_prefixes();
+  if (!named) return pass(named);
+  expression_ = fts_expression(r_.query, code_, &answered_, &*named);
+  // At most this many candidates are read and sorted whole; more take the
+  // long way (relevance: windows; the other sorts: walks).
+  const std::size_t half = r_.sort == SearchSort::kRelevance
+                               ? window_rows(r_.budget_rows)
+                               : std::max<std::size_t>(r_.budget_rows / 2, 1);
+  auto all_matches = [&]() -> Result<std::vector<std::int64_t>> {
+    std::vector<std::int64_t> rowids;
+    auto stmt = db_.prepare(kMatchesDown);
+    if (!stmt) return pass(stmt);
+    (*stmt)->bind_view(1, *expression_).bind(2, kNoRow);
+    while (rowids.size() <= half) {
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
       counted();
-      if ((*got)->c) {
-        must_finish_ = low == upper;
-        auto want = wanted(*(*got)->c, kind == 'w', true);
-        must_finish_ = false;
-        if (!want) return pass(want);
-        if (!*want) {  // the budget ran out: the window ends before it
-          exhausted = false;
-          break;
-        }
-        if (*want && **want) found.push_back({std::move(*(*got)->c), 0});
+      rowids.push_back((*stmt)->integer(0));
+    }
+    return rowids;
+  };
+  // `listed`: the newest matches, when all_matches has read them.
+  auto the_long_way = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
+    if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
+    if (r_.sort == SearchSort::kRelevance && expression_) return windows('w', kNoRow, 0, listed);
+    return recent(kNoRow);
+  };
+  // An empty page whose cursor starts the long way (filters alone by
+  // relevance take recent order's, as the_long_way does).
+  auto start_over = [&] {
+    hits.clear();
+    page.budget_cut = true;
+    if (r_.sort == SearchSort::kOutline) {
+      set_cursor('o', 0, 0, 0);
+    } else if (r_.sort == SearchSort::kRelevance && expression_) {
+      set_cursor('w', kNoRow, 0);
+    } else {
+      set_cursor('t', kNoRow);
+    }
+  };
+  if (cursor) {
+    switch (cursor->kind) {
+      case 'c': {
+        if (!expression_) return {};
+        auto rowids = all_matches();
+        if (!rowids) return pass(rowids);
+        if (rowids->size() > half) rowids->resize(half);
+        auto done = complete(*rowids, cursor->a);
+        if (!done) return pass(done);
+        return {};
       }
-      low = (*got)->at;
+      case 'w':
+      case 'v':
+        if (!expression_) return {};
+        return windows(cursor->kind, cursor->a, cursor->b);
+      case 't': {
+        if (!expression_) return recent(cursor->a);
+        auto walk = walk_first();
+        if (!walk) return pass(walk);
+        if (*walk) return recent(cursor->a);
+        auto rowids = all_matches();
+        if (!rowids) return pass(rowids);
+        if (rowids->size() > half) return recent(cursor->a);
+        return recent_among(*rowids, cursor->a);
+      }
+      case 's': {
+        auto done = subtree(cursor->a);
+        if (!done) return pass(done);
+        if (!*done) start_over();  // the subtree grew past the walk
+        return {};
+      }
+      default:
+        return outline(cursor->a, cursor->b, cursor->c);
     }
   }
-  for (auto& f : found) f.score = matcher_.score(f.c.doc()).score;
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    return a.score != b.score ? a.score > b.score : a.c.rowid > b.c.rowid;
-  });
-  std::vector<const Candidate*> sorted;
-  for (const auto& f : found) sorted.push_back(&f.c);
-  auto taken = add_from(sorted, offset);
-  if (!taken) return pass(taken);
-  const std::size_t at = *taken;
-  if (at < found.size()) {
-    set_cursor(kind, upper, static_cast<std::int64_t>(at));
-  } else if (!exhausted) {
-    set_cursor(kind, low, 0);
-    page_->budget_cut = true;
+  // Too many matches to read whole: a zoomed search reads its subtree when
+  // that is small, any other takes the long way.
+  auto too_many = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
+    if (r_.root_rkey && r_.sort != SearchSort::kOutline) {
+      auto done = subtree(0);
+      if (!done) return pass(done);
+      if (*done) return {};
+    }
+    return the_long_way(listed);
+  };
+  if (!expression_) return too_many({});
+  auto walk = walk_first();
+  if (!walk) return pass(walk);
+  if (*walk) {
+    return r_.sort == SearchSort::kRelevance ? windows('v', kNoRow, 0) : the_long_way({});
   }
+  auto rowids = all_matches();
+  if (!rowids) return pass(rowids);
+  if (rowids->size() > half) return too_many(*rowids);
+  if (r_.sort == SearchSort::kRecent) return recent_among(*rowids, kNoRow);
+  auto done = complete(*rowids, 0);
+  if (!done) return pass(done);
+  // Too many steps up to place the candidates: the long way, next page.
+  if (!*done) start_over();
   return {};
 }
 
