@@ -254,7 +254,9 @@ TEST_F(SearchPagesTest, ForgedCursorsOfEveryKindStayBoundedAndFindOnlyMatches) {
             EXPECT_LE(got->rows_examined, 40u + 124u) << kind << " " << a << " " << b;
             for (const auto& hit : got->results) {
               EXPECT_TRUE(hit.node.text.starts_with("apple")) << kind << " " << hit.node.rkey;
-              if (root) EXPECT_TRUE(hit.node.rkey.starts_with("t1m")) << kind << hit.node.rkey;
+              if (root) {
+                EXPECT_TRUE(hit.node.rkey.starts_with("t1m")) << kind << hit.node.rkey;
+              }
             }
           }
         }

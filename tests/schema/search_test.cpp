@@ -255,5 +255,27 @@ TEST_F(SearchTest, CheckSeesAnIndexThatDiffersFromTheRows) {
   EXPECT_FALSE(index_matches());
 }
 
+// A table of the index dropped by hand (a search fails on it) is a
+// difference, each of them, and not an error of the check's own.
+TEST_F(SearchTest, CheckSeesATableOfTheIndexThatIsGone) {
+  put({.rkey = "a", .text = "true words #t"});
+  for (const char* table : {"search_terms", "search_tags", "search_codes", "search_fts"}) {
+    const std::string path = dir_.file(std::string(table) + ".db");
+    {
+      auto& db = testing::database_of(*store_);
+      ASSERT_TRUE(db.exec(("VACUUM INTO '" + path + "'").c_str()).has_value());
+    }
+    auto copy = Store::open(path);
+    ASSERT_TRUE(copy.has_value()) << copy.error().message;
+    auto& db = testing::database_of(**copy);
+    ASSERT_TRUE(db.exec(("DROP TABLE " + std::string(table)).c_str()).has_value()) << table;
+    auto report = (*copy)->integrity_report();
+    ASSERT_TRUE(report.has_value()) << table << ": " << report.error().message;
+    EXPECT_FALSE(report->search_index_ok) << table;
+    EXPECT_FALSE(report->ok()) << table;
+  }
+  EXPECT_TRUE(index_matches());
+}
+
 }  // namespace
 }  // namespace bulleted::schema
