@@ -150,14 +150,25 @@ Result<Place*> SearchRun::place(const std::string& rkey) {
   if (!row) return pass(row);
   if (*row) {
     place.missing = false;
-    const std::string_view group = (*stmt)->text_view(0);
+    place.rowid = (*stmt)->integer(0);
+    const std::string_view group = (*stmt)->text_view(1);
     place.top = group == top_group_;
     if (group.starts_with(child_prefix_))
       place.parent = std::string(group.substr(child_prefix_.size()));
-    place.sort_key = (*stmt)->text(1);
-    place.text = cut_text((*stmt)->text_view(2), kMaxAncestorTextBytes);
+    place.sort_key = (*stmt)->text(2);
   }
   return &places_.emplace(rkey, std::move(place)).first->second;
+}
+
+Result<std::string> SearchRun::ancestor_text(Place& place) {
+  if (place.text) return *place.text;
+  auto stmt = db_.prepare(kTextByRowid);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, place.rowid);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  place.text = *row ? cut_text((*stmt)->text_view(0), kMaxAncestorTextBytes) : std::string();
+  return *place.text;
 }
 
 // Walks up from `start` until a node whose standing is known, the top, a
@@ -231,6 +242,23 @@ Result<std::optional<Candidate>> SearchRun::load(const char* sql, std::int64_t r
   return std::optional<Candidate>(read_candidate(**stmt));
 }
 
+Result<std::optional<Candidate>> SearchRun::load_partial(std::int64_t rowid) {
+  counted();
+  auto stmt = db_.prepare(kPlacedByRowid);
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, rowid).bind_view(2, r_.did);
+  auto row = (*stmt)->step();
+  if (!row) return pass(row);
+  if (!*row) return std::optional<Candidate>();
+  Candidate c;
+  c.partial = true;
+  c.rowid = (*stmt)->integer(0);
+  c.rkey = (*stmt)->text(1);
+  c.group = (*stmt)->text(2);
+  c.sort_key = (*stmt)->text(3);
+  return std::optional<Candidate>(std::move(c));
+}
+
 Result<Standing> SearchRun::standing_of(const Candidate& c) {
   if (!places_.contains(c.rkey)) {
     Place place;
@@ -240,7 +268,8 @@ Result<Standing> SearchRun::standing_of(const Candidate& c) {
       place.parent = c.group.substr(child_prefix_.size());
     }
     place.sort_key = c.sort_key;
-    place.text = cut_text(c.text, kMaxAncestorTextBytes);
+    place.rowid = c.rowid;
+    if (!c.partial) place.text = cut_text(c.text, kMaxAncestorTextBytes);
     places_.emplace(c.rkey, std::move(place));
   }
   return standing(c.rkey);
@@ -291,7 +320,9 @@ Result<bool> SearchRun::add(const Candidate& c) {
       hit.truncated = true;
       break;
     }
-    hit.ancestors.push_back({*up, (*node)->text});
+    auto text = ancestor_text(**node);
+    if (!text) return pass(text);
+    hit.ancestors.push_back({*up, std::move(*text)});
     up = (*node)->parent;
   }
   std::reverse(hit.ancestors.begin(), hit.ancestors.end());
@@ -313,7 +344,20 @@ Result<std::size_t> SearchRun::add_from(const std::vector<const Candidate*>& sor
                                         std::int64_t offset) {
   std::size_t at = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(sorted)));
   while (at < sorted.size() && !full()) {
-    auto added = add(*sorted[at]);
+    std::optional<Candidate> whole;
+    if (sorted[at]->partial) {
+      auto stmt = db_.prepare(kCandidateByRowid);
+      if (!stmt) return pass(stmt);
+      (*stmt)->bind(1, sorted[at]->rowid).bind_view(2, r_.did);
+      auto row = (*stmt)->step();
+      if (!row) return pass(row);
+      if (!*row) {  // not within one read transaction; never a hit without its text
+        ++at;
+        continue;
+      }
+      whole = read_candidate(**stmt);
+    }
+    auto added = add(whole ? *whole : *sorted[at]);
     if (!added) return pass(added);
     if (!*added) break;
     ++at;
@@ -356,8 +400,12 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
     if (!walked) return pass(walked);
     if (*walked) return true;
   }
+  // In reading order, when the index answers every clause, a candidate is
+  // read only as far as placing it needs.
+  const bool partial =
+      outline && std::all_of(answered_.begin(), answered_.end(), [](bool b) { return b; });
   for (const std::int64_t rowid : rowids) {
-    auto c = load(kCandidateByRowid, rowid);
+    auto c = partial ? load_partial(rowid) : load(kCandidateByRowid, rowid);
     if (!c) return pass(c);
     if (!*c) continue;
     auto want = wanted(**c, true, true);

@@ -27,8 +27,16 @@ namespace bulleted::schema::search {
   "rowid, rkey, grp, sort_key, text, note, completed, created_at, change_seq, indexed_at"
 inline constexpr const char* kCandidateByRowid =
     "SELECT " CANDIDATE_COLUMNS " FROM nodes WHERE rowid = ?1 AND did = ?2";
+// A place is read without its text (placing reads many nodes, and few are
+// the ancestors of a page's hits): the text is read by rowid when one is.
 inline constexpr const char* kPlaceByKey =
-    "SELECT grp, sort_key, text FROM nodes WHERE did = ?1 AND rkey = ?2";
+    "SELECT rowid, grp, sort_key FROM nodes WHERE did = ?1 AND rkey = ?2";
+inline constexpr const char* kTextByRowid = "SELECT text FROM nodes WHERE rowid = ?1";
+// A candidate as sorting it in reading order needs it, when the index
+// answers every clause (its text, note and times are read for the page's
+// hits alone): its row's first columns.
+inline constexpr const char* kPlacedByRowid =
+    "SELECT rowid, rkey, grp, sort_key FROM nodes WHERE rowid = ?1 AND did = ?2";
 inline constexpr const char* kMatchesDown =
     "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC";
 inline constexpr const char* kByChange = "SELECT " CANDIDATE_COLUMNS
@@ -119,6 +127,8 @@ inline constexpr std::size_t kRowsPerStretch = 32;
 // A node as a search reads it: enough to filter, sort and place it.
 struct Candidate {
   std::int64_t rowid = 0;
+  // Read with kPlacedByRowid: only its rowid, rkey, group and sort key.
+  bool partial = false;
   std::string rkey, group, sort_key, text;
   std::optional<std::string> note;
   bool completed = false;
@@ -163,7 +173,8 @@ struct Place {
   bool top = false;                   // filed at the top level
   std::optional<std::string> parent;  // filed under this node
   std::string sort_key;
-  std::string text;  // cut for ancestors
+  std::int64_t rowid = 0;
+  std::optional<std::string> text;  // cut for ancestors; read when one is
   Standing standing;
 };
 
@@ -232,6 +243,8 @@ class SearchRun {
   // Whether to walk the long way without asking the index (kProbeRows).
   Result<bool> walk_first();
   Result<Place*> place(const std::string& rkey);
+  // An ancestor's text, cut, read once (not counted: the page's own rows).
+  Result<std::string> ancestor_text(Place& place);
   Result<Standing> standing(const std::string& rkey);
   Result<Standing> standing_of(const Candidate& c);
   // Whether the search's root is above `c` (in a cycle with it: `c` is the
@@ -240,8 +253,12 @@ class SearchRun {
   Result<std::optional<bool>> wanted(const Candidate& c, bool index_answered, bool check_scope);
   // Adds a hit; false when the answer's bytes are full (not added).
   Result<bool> add(const Candidate& c);
+  // A partial candidate is read whole first (not counted: the page's own
+  // rows).
   Result<std::size_t> add_from(const std::vector<const Candidate*>& sorted, std::int64_t offset);
   Result<std::optional<Candidate>> load(const char* sql, std::int64_t rowid);
+  // A candidate read with kPlacedByRowid (partial).
+  Result<std::optional<Candidate>> load_partial(std::int64_t rowid);
   void set_cursor(char kind, std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
     page_->cursor = encode_cursor({kind, a, b, c}, search_digest(r_));
   }
