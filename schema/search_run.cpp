@@ -472,11 +472,16 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   const std::size_t half = r_.sort == SearchSort::kRelevance
                                ? window_rows(r_.budget_rows)
                                : std::max<std::size_t>(r_.budget_rows / 2, 1);
+  // By relevance, the newest first (the first window's, when they are too
+  // many); in the other sorts, a set whose order does not matter: the
+  // index's own.
   auto all_matches = [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> rowids;
-    auto stmt = db_.prepare(kMatchesDown);
+    const bool newest_first = r_.sort == SearchSort::kRelevance;
+    auto stmt = newest_first ? db_.prepare(kMatchesDown) : db_.prepare(kMatchesUp);
     if (!stmt) return pass(stmt);
-    (*stmt)->bind_view(1, *expression_).bind(2, kNoRow);
+    (*stmt)->bind_view(1, *expression_);
+    if (newest_first) (*stmt)->bind(2, kNoRow);
     while (rowids.size() <= half) {
       auto row = (*stmt)->step();
       if (!row) return pass(row);

@@ -39,6 +39,11 @@ inline constexpr const char* kPlacedByRowid =
     "SELECT rowid, rkey, grp, sort_key FROM nodes WHERE rowid = ?1 AND did = ?2";
 inline constexpr const char* kMatchesDown =
     "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC";
+// The index's matches in its own order, which FTS5 reads for less than
+// the other way (an AND of two words, 625 matches: 0.85 ms against 1.2 to
+// 2.0): where the order they are listed in does not matter.
+inline constexpr const char* kMatchesUp =
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid";
 inline constexpr const char* kByChange = "SELECT " CANDIDATE_COLUMNS
                                          " FROM nodes WHERE did = ?1 AND change_seq < ?2"
                                          " ORDER BY change_seq DESC";
