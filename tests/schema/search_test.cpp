@@ -154,6 +154,39 @@ TEST_F(SearchTest, ResultsCarryAncestorsAndHighlights) {
   EXPECT_EQ(found("cafe created:1w"), std::vector<std::string>{});
 }
 
+// Every sort gives a hit whole (outline order reads a candidate only as far
+// as placing it needs, and its row whole when it is a hit), and the texts
+// of its ancestors, one of which is itself a match placed before it.
+TEST_F(SearchTest, EverySortGivesHitsWholeWithTheirAncestorsTexts) {
+  put({.rkey = "p", .text = std::string(300, 'x') + " top"});
+  put({.rkey = "c", .parent = "p", .text = "Mid cafe", .completed = true});
+  put({.rkey = "n", .parent = "c", .text = "find Café here", .note = "café"});
+  for (const SearchSort sort :
+       {SearchSort::kRelevance, SearchSort::kOutline, SearchSort::kRecent}) {
+    auto result = page("cafe", sort);
+    ASSERT_TRUE(result.has_value());
+    ASSERT_EQ(result->results.size(), 2u);
+    for (const auto& hit : result->results) {
+      if (hit.node.rkey == "c") {
+        EXPECT_EQ(hit.node.text, "Mid cafe");
+        EXPECT_TRUE(hit.node.completed);
+        ASSERT_EQ(hit.ancestors.size(), 1u);
+        EXPECT_EQ(hit.highlights, (std::vector<MatchRange>{{false, 4, 8}}));
+        continue;
+      }
+      EXPECT_EQ(hit.node.text, "find Café here");
+      EXPECT_EQ(hit.node.note, std::optional<std::string>("café"));
+      EXPECT_FALSE(hit.node.completed);
+      ASSERT_EQ(hit.ancestors.size(), 2u);
+      EXPECT_EQ(hit.ancestors[0].text.size(), kMaxAncestorTextBytes);
+      EXPECT_EQ(hit.ancestors[1].rkey, "c");
+      EXPECT_EQ(hit.ancestors[1].text, "Mid cafe");
+      EXPECT_EQ(hit.highlights, (std::vector<MatchRange>{{false, 5, 10}, {true, 0, 5}}));
+    }
+  }
+  EXPECT_EQ(found("cafe", SearchSort::kOutline), (std::vector<std::string>{"c", "n"}));
+}
+
 // A word's prefix is asked of the index as the tokens it starts when they
 // are few and all plain (search_terms): the same nodes as FTS5's prefix
 // query, whatever the tokens around it, deleted ones and other repos'.
