@@ -305,7 +305,7 @@ Result<bool> SearchRun::outline_among(const std::vector<std::int64_t>& rowids,
   // the page needs the walk to meet.
   const std::size_t skip = std::min(static_cast<std::size_t>(offset), rowids.size());
   const std::size_t need = skip + static_cast<std::size_t>(r_.limit);
-  auto give_way = [&] {
+  auto leave_to_placing = [&] {
     hits_->clear();
     bytes_ = 0;
     examined_ = examined_before;
@@ -340,7 +340,7 @@ Result<bool> SearchRun::outline_among(const std::vector<std::int64_t>& rowids,
       // that a walk that met none gives way early, when even that would
       // not do).
       const bool dearer = steps * need / (met + 1) > placing;
-      if (dearer || spent()) return give_way();
+      if (dearer || spent()) return leave_to_placing();
     }
     const WalkEntry& at = levels.back().entries[levels.back().at];
     if (r_.root_rkey && at.rkey == *r_.root_rkey) {  // never into the root's own subtree
@@ -383,7 +383,7 @@ Result<bool> SearchRun::outline_among(const std::vector<std::int64_t>& rowids,
   // Every node in reading order met: the rest, if any, have no reading
   // position, and complete() places them last.
   if (members.empty() || r_.root_rkey) return true;
-  return give_way();
+  return leave_to_placing();
 }
 
 // The nodes with no reading position (unattached, dangling, in a cycle), by
