@@ -19,6 +19,10 @@ Candidate read_candidate(const Statement& stmt) {
   c.rkey = stmt.text(1);
   c.group = stmt.text(2);
   c.sort_key = stmt.text(3);
+  if (stmt.columns() == 4) {  // kPlacedByRowid's
+    c.partial = true;
+    return c;
+  }
   c.text = stmt.text(4);
   c.note = stmt.optional_text(5);
   c.completed = stmt.integer(6) != 0;
@@ -242,23 +246,6 @@ Result<std::optional<Candidate>> SearchRun::load(const char* sql, std::int64_t r
   return std::optional<Candidate>(read_candidate(**stmt));
 }
 
-Result<std::optional<Candidate>> SearchRun::load_partial(std::int64_t rowid) {
-  counted();
-  auto stmt = db_.prepare(kPlacedByRowid);
-  if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, rowid).bind_view(2, r_.did);
-  auto row = (*stmt)->step();
-  if (!row) return pass(row);
-  if (!*row) return std::optional<Candidate>();
-  Candidate c;
-  c.partial = true;
-  c.rowid = (*stmt)->integer(0);
-  c.rkey = (*stmt)->text(1);
-  c.group = (*stmt)->text(2);
-  c.sort_key = (*stmt)->text(3);
-  return std::optional<Candidate>(std::move(c));
-}
-
 Result<Standing> SearchRun::standing_of(const Candidate& c) {
   if (!places_.contains(c.rkey)) {
     Place place;
@@ -405,7 +392,7 @@ Result<bool> SearchRun::complete(const std::vector<std::int64_t>& rowids, std::i
   const bool partial =
       outline && std::all_of(answered_.begin(), answered_.end(), [](bool b) { return b; });
   for (const std::int64_t rowid : rowids) {
-    auto c = partial ? load_partial(rowid) : load(kCandidateByRowid, rowid);
+    auto c = partial ? load(kPlacedByRowid, rowid) : load(kCandidateByRowid, rowid);
     if (!c) return pass(c);
     if (!*c) continue;
     auto want = wanted(**c, true, true);

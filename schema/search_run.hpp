@@ -154,6 +154,7 @@ struct SearchCursor {
   std::int64_t a = 0, b = 0, c = 0;
 };
 
+// A row of CANDIDATE_COLUMNS, or of kPlacedByRowid's four (partial).
 Candidate read_candidate(const Statement& stmt);
 // `text` cut to at most `max` bytes at a character boundary.
 std::string cut_text(std::string_view text, std::size_t max);
@@ -261,9 +262,8 @@ class SearchRun {
   // A partial candidate is read whole first (not counted: the page's own
   // rows).
   Result<std::size_t> add_from(const std::vector<const Candidate*>& sorted, std::int64_t offset);
+  // A candidate by rowid (kCandidateByRowid, or kPlacedByRowid: partial).
   Result<std::optional<Candidate>> load(const char* sql, std::int64_t rowid);
-  // A candidate read with kPlacedByRowid (partial).
-  Result<std::optional<Candidate>> load_partial(std::int64_t rowid);
   void set_cursor(char kind, std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
     page_->cursor = encode_cursor({kind, a, b, c}, search_digest(r_));
   }

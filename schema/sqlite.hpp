@@ -74,6 +74,8 @@ class Statement {
   std::optional<std::string> optional_text(int column) const;
   std::int64_t integer(int column) const;
   bool is_null(int column) const;
+  // How many columns a row of this statement has.
+  int columns() const { return sqlite3_column_count(stmt_); }
 
   // Resets bindings and state for reuse; called by Database::prepare.
   void reset();
