@@ -9,7 +9,8 @@
 // Prints: the time to write the index; the index's size on disk against
 // the texts' bytes; for each query and sort, p50, p99 and the slowest of
 // REPS runs (default 200: a p99 of fewer is the slowest run), the results
-// and whether the page was cut by its budget. With
+// and whether the page was cut by its budget; then the floor of any answer
+// from the index, measured as FlexSearch is (the first 25 ids). With
 // --export FILE it also writes the main outline's texts (one JSON array per
 // line: id, text, note) and the queries, for bench/js/flexsearch_bench.mjs.
 //
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "bench/scratch_index.hpp"
+#include "schema/search_index.hpp"
 #include "schema/search_query.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/store.hpp"
@@ -238,6 +240,56 @@ struct Query {
   std::optional<std::string> root;
 };
 
+// The floor of any answer from FTS5, measured as FlexSearch is: the first
+// 25 ids of the query's own tokens (a last word as the whole word, not
+// named as a prefix; the two-letter prefix as FTS5's prefix query), one read
+// transaction and one statement, nothing read from the rows. Prints p50,
+// p99 and the slowest of `reps` runs, in microseconds, after one warm-up.
+void index_floor(schema::Database& db, const std::string& did, const std::vector<Query>& queries,
+                 const std::vector<std::string>& names, const std::string& only, int reps) {
+  auto code = schema::find_repo_code(db, did);
+  if (!code || !*code) std::exit(1);
+  for (const auto& query : queries) {
+    if (std::find(names.begin(), names.end(), query.name) == names.end() ||
+        query.name.find(only) == std::string::npos)
+      continue;
+    auto parsed = schema::parse_search_query(query.q);
+    if (!parsed) std::exit(1);
+    schema::PrefixTokens named;  // a word's own token; the prefix row keeps FTS5's prefix query
+    if (query.name != "two-letter prefix") {
+      for (auto& token : schema::prefix_tokens(*parsed, **code)) named[token] = {token};
+    }
+    const auto expression = schema::fts_expression(*parsed, **code, nullptr, &named);
+    if (!expression) std::exit(1);
+    std::vector<double> us;
+    std::size_t ids = 0;
+    for (int r = -1; r < reps; ++r) {
+      const auto t0 = Clock::now();
+      auto tx = schema::Transaction::begin(db, schema::Transaction::Kind::kRead);
+      auto stmt = db.prepare("SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 LIMIT 25");
+      if (!tx || !stmt) std::exit(1);
+      (*stmt)->bind_view(1, *expression);
+      ids = 0;
+      while (true) {
+        auto row = (*stmt)->step();
+        if (!row) std::exit(1);
+        if (!*row) break;
+        ++ids;
+      }
+      (*stmt)->reset();
+      if (!tx->commit()) std::exit(1);
+      if (r >= 0) us.push_back(since(t0) * 1e6);
+    }
+    std::sort(us.begin(), us.end());
+    const auto at = [&](double q) {
+      return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))];
+    };
+    std::printf(
+        "index alone (first 25 ids): %-30s p50 %.1f us  p99 %.1f us  max %.1f us  (%zu ids)\n",
+        query.name.c_str(), at(0.5), at(0.99), us.back(), ids);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -423,6 +475,9 @@ int main(int argc, char** argv) {
       "resident memory: %.0f MB opened, %.0f MB after a warm-up run of every query, %.0f MB after "
       "the measured runs: %+.0f MB after warm-up (one connection's page cache is at most 32 MB)\n",
       rss_opened, rss_before, rss_after, rss_after - rss_before);
+  index_floor(db, main_did, queries,
+              {"rare word", "common word (~100k bullets)", "two-word AND", "two-letter prefix"},
+              o.only, o.reps);
   std::printf("queries: rare=%s common=%s (%ld bullets) and=%s+%s phrase=%s %s\n", rare.c_str(),
               common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(),
               mid2.c_str());
