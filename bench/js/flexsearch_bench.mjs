@@ -51,9 +51,7 @@ const rowsOf = {
   'two-word AND': queries['two-word AND'],
   'two-letter prefix': queries['two-letter prefix'],
 };
-// One warm-up run of every query first, as search_bench does: without it,
-// a query's first runs are in its p99 (0.71 ms for the rare word, whose
-// later runs take about 1 us).
+// One warm-up run of every query first, as search_bench does.
 for (const q of Object.values(rowsOf)) index.search(q, { limit: 25 });
 for (const [name, q] of Object.entries(rowsOf)) {
   const us = [];
