@@ -29,6 +29,7 @@
 #include <mutex>
 #include <thread>
 
+#include "firehose/client/name_lookup.hpp"
 #include "firehose/client/network_policy.hpp"
 
 namespace bulleted::firehose {
@@ -238,26 +239,24 @@ asio::awaitable<Try> send_and_read(Stream& stream, beast::flat_buffer& buffer,
   co_return result;
 }
 
-// The addresses of `origin`'s host, resolved on the calling thread (which
-// waits for its exchange anyway): a slow name server holds only the caller
-// asking for that name, never the I/O thread or other callers.
-Result<std::vector<tcp::endpoint>> resolve(const Origin& origin) {
+// The addresses of `origin`'s host, resolved for the calling thread (which
+// waits for its exchange anyway) by the exchange's deadline: a slow name
+// server holds only the caller asking for that name, until its deadline,
+// never the I/O thread or other callers.
+Result<std::vector<tcp::endpoint>> resolve(const Origin& origin, Clock::time_point deadline) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(origin.host.c_str(), origin.port.c_str(), &hints, &found) != 0 || !found) {
-    return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + origin.host);
-  }
+  auto found = NameLookups::shared().look_up(origin.host, origin.port, hints, deadline);
+  if (!found) return std::unexpected(found.error());
   std::vector<tcp::endpoint> endpoints;
-  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+  for (addrinfo* entry = found->get(); entry != nullptr; entry = entry->ai_next) {
     if (entry->ai_family != AF_INET && entry->ai_family != AF_INET6) continue;
     tcp::endpoint endpoint;
     std::memcpy(endpoint.data(), entry->ai_addr, entry->ai_addrlen);
     endpoint.resize(entry->ai_addrlen);
     endpoints.push_back(endpoint);
   }
-  freeaddrinfo(found);
   if (endpoints.empty()) return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + origin.host);
   return endpoints;
 }
@@ -463,11 +462,8 @@ Result<HttpAnswer> HttpConnections::exchange(std::string_view origin_url,
   for (bool reused = connection != nullptr;; reused = false) {
     std::vector<tcp::endpoint> endpoints;
     if (!connection) {
-      auto resolved = resolve(*origin);
+      auto resolved = resolve(*origin, deadline);
       if (!resolved) return std::unexpected(resolved.error());
-      if (Clock::now() >= deadline) {
-        return fail(ErrorCode::kUpstreamFailure, "resolving " + origin->host + ": timed out");
-      }
       endpoints = std::move(*resolved);
       if (exchange.public_only) {
         for (const tcp::endpoint& endpoint : endpoints) {

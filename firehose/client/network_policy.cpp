@@ -7,6 +7,8 @@
 #include <array>
 #include <cstring>
 
+#include "firehose/client/name_lookup.hpp"
+
 namespace bulleted::firehose {
 namespace {
 
@@ -119,7 +121,8 @@ Result<std::pair<std::string, std::string>> split_url(std::string_view url) {
   return std::pair{std::string(url.substr(0, rest)), tail};
 }
 
-Result<void> check_network_url(std::string_view url, bool allow_private) {
+Result<void> check_network_url(std::string_view url, bool allow_private,
+                               std::chrono::steady_clock::time_point deadline) {
   auto parts = split_url(url);
   if (!parts) return std::unexpected(parts.error());
   if (allow_private) return {};
@@ -139,12 +142,10 @@ Result<void> check_network_url(std::string_view url, bool allow_private) {
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
-    return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + host);
-  }
+  auto found = NameLookups::shared().look_up(host, "", hints, deadline);
+  if (!found) return std::unexpected(found.error());
   bool refused = false;
-  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+  for (addrinfo* entry = found->get(); entry != nullptr; entry = entry->ai_next) {
     char text[INET6_ADDRSTRLEN] = {};
     const void* raw =
         entry->ai_family == AF_INET
@@ -155,7 +156,6 @@ Result<void> check_network_url(std::string_view url, bool allow_private) {
       refused = true;
     }
   }
-  freeaddrinfo(found);
   if (refused) {
     return fail(ErrorCode::kInvalidRequest,
                 host + " is, or resolves to, an address the network may not send this app view to");

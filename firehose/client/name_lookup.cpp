@@ -1,0 +1,88 @@
+#include "firehose/client/name_lookup.hpp"
+
+#include <system_error>
+#include <thread>
+
+namespace bulleted::firehose {
+
+// What a lookup's thread and its caller share: the caller may leave before
+// the answer comes, and the thread then frees it.
+struct NameLookups::Pending {
+  std::mutex mutex;
+  std::condition_variable answered;
+  bool done = false;
+  bool left = false;
+  int status = 0;
+  addrinfo* found = nullptr;
+};
+
+NameLookups::NameLookups(std::size_t max_running, Lookup lookup)
+    : max_running_(max_running), lookup_(lookup) {}
+
+NameLookups::~NameLookups() {
+  std::unique_lock lock(mutex_);
+  ended_.wait(lock, [&] { return running_ == 0; });
+}
+
+NameLookups& NameLookups::shared() {
+  static NameLookups* lookups = new NameLookups();
+  return *lookups;
+}
+
+std::size_t NameLookups::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::string& port,
+                                         const addrinfo& hints,
+                                         std::chrono::steady_clock::time_point deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    if (running_ >= max_running_) {
+      return fail(ErrorCode::kUpstreamFailure,
+                  "cannot resolve " + host + ": too many name lookups wait on name servers");
+    }
+    ++running_;
+  }
+  auto pending = std::make_shared<Pending>();
+  try {
+    std::thread([this, pending, host, port, hints] {
+      addrinfo* found = nullptr;
+      const int status =
+          lookup_(host.c_str(), port.empty() ? nullptr : port.c_str(), &hints, &found);
+      {
+        // Counted out first, and `this` not touched after: its destructor
+        // waits for no more than this.
+        std::lock_guard lock(mutex_);
+        --running_;
+        ended_.notify_all();
+      }
+      std::lock_guard lock(pending->mutex);
+      if (pending->left) {
+        if (found != nullptr) freeaddrinfo(found);
+        return;
+      }
+      pending->status = status;
+      pending->found = found;
+      pending->done = true;
+      pending->answered.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    std::lock_guard lock(mutex_);
+    --running_;
+    return fail(ErrorCode::kUpstreamFailure,
+                "cannot resolve " + host + ": no thread to look it up");
+  }
+  std::unique_lock lock(pending->mutex);
+  if (!pending->answered.wait_until(lock, deadline, [&] { return pending->done; })) {
+    pending->left = true;
+    return fail(ErrorCode::kUpstreamFailure, "resolving " + host + ": timed out");
+  }
+  AddressInfo found(pending->found);
+  if (pending->status != 0 || !found)
+    return fail(ErrorCode::kUpstreamFailure, "cannot resolve " + host);
+  return found;
+}
+
+}  // namespace bulleted::firehose

@@ -1,0 +1,95 @@
+// Name lookups bounded by their caller's deadline: a slow name server (the
+// network chooses a handle's or a did:web's) holds neither the caller past
+// it nor more than a bounded number of threads.
+#include "firehose/client/name_lookup.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+namespace bulleted::firehose {
+namespace {
+
+using std::chrono::steady_clock;
+
+addrinfo stream_hints(int flags = 0) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = flags;
+  return hints;
+}
+
+// A name server that answers nobody until released, then answers as the
+// system's does: the name's lookup is real, only late.
+std::mutex g_mutex;
+std::condition_variable g_changed;
+bool g_released = false;
+int g_asked = 0;
+
+int held_lookup(const char* host, const char* port, const addrinfo* hints, addrinfo** found) {
+  {
+    std::unique_lock lock(g_mutex);
+    ++g_asked;
+    g_changed.notify_all();
+    g_changed.wait(lock, [] { return g_released; });
+  }
+  return getaddrinfo(host, port, hints, found);
+}
+
+TEST(NameLookups, ANameIsLookedUpAndOneThatIsNoneIsRefused) {
+  NameLookups lookups;
+  auto found = lookups.look_up("127.0.0.1", "443", stream_hints(AI_NUMERICSERV),
+                               steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(found.has_value()) << found.error().message;
+  ASSERT_EQ((*found)->ai_family, AF_INET);
+  const auto* address = reinterpret_cast<const sockaddr_in*>((*found)->ai_addr);
+  EXPECT_EQ(ntohl(address->sin_addr.s_addr), 0x7f000001u);
+  EXPECT_EQ(ntohs(address->sin_port), 443);
+  auto none = lookups.look_up("not an address", "", stream_hints(AI_NUMERICHOST),
+                              steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, ErrorCode::kUpstreamFailure);
+  EXPECT_EQ(none.error().message, "cannot resolve not an address");
+  EXPECT_EQ(lookups.running(), 0u);
+}
+
+TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThreadsAtMost) {
+  NameLookups lookups(2, held_lookup);
+  for (int i = 0; i < 2; ++i) {
+    auto late = lookups.look_up("127.0.0.1", "", stream_hints(),
+                                steady_clock::now() + std::chrono::milliseconds(20));
+    ASSERT_FALSE(late.has_value());
+    EXPECT_EQ(late.error().code, ErrorCode::kUpstreamFailure);
+    EXPECT_EQ(late.error().message, "resolving 127.0.0.1: timed out");
+  }
+  {
+    std::unique_lock lock(g_mutex);
+    g_changed.wait(lock, [] { return g_asked == 2; });
+  }
+  EXPECT_EQ(lookups.running(), 2u) << "the lookups left behind still run";
+  // Both places are taken: a third is refused at once, however far its
+  // deadline, and never reaches the name server.
+  auto third =
+      lookups.look_up("127.0.0.1", "", stream_hints(), steady_clock::now() + std::chrono::hours(1));
+  ASSERT_FALSE(third.has_value());
+  EXPECT_NE(third.error().message.find("too many name lookups"), std::string::npos)
+      << third.error().message;
+  {
+    std::lock_guard lock(g_mutex);
+    EXPECT_EQ(g_asked, 2);
+    g_released = true;
+    g_changed.notify_all();
+  }
+  // The lookups left behind end and free their answers (the sanitizers'
+  // build would see one that is not); their places come back.
+  while (lookups.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto answered =
+      lookups.look_up("127.0.0.1", "", stream_hints(), steady_clock::now() + std::chrono::hours(1));
+  ASSERT_TRUE(answered.has_value()) << answered.error().message;
+  EXPECT_EQ((*answered)->ai_family, AF_INET);
+}
+
+}  // namespace
+}  // namespace bulleted::firehose
