@@ -177,6 +177,43 @@ TEST(FetcherTest, RequestsWaitingOnSlowHostsHoldAtMostTheGatesPlacesAndOthersAre
   EXPECT_GE(gate.refused(), 2u);
 }
 
+TEST(FetcherTest, ANetworkNameIsLookedUpOnlyWithAPlaceAndARefusedAddressIsRemembered) {
+  Tarpit tarpit;
+  auto client =
+      std::make_shared<FakeXrpcClient>([&](const firehose::XrpcRequest&) { return tarpit.hold(); });
+  auto fetcher = Fetcher::over(client);
+  FetchGate gate(1);
+  auto first = std::async(std::launch::async, [&] {
+    RequestScope scope(gate, "addr 198.51.100.1");
+    return fetcher->fetch(FetchKind::kDidDocument, Target::kOperator, kDocument);
+  });
+  tarpit.wait_for_waiting(1);
+  // The name's servers are the network's to choose (and to make slow): a
+  // request without a place is refused before its name is looked up (a
+  // lookup of this name could only fail: .invalid is never delegated).
+  auto second = std::async(std::launch::async, [&] {
+                  RequestScope scope(gate, "addr 198.51.100.2");
+                  return fetcher->fetch(
+                      FetchKind::kDidDocument, Target::kNetwork,
+                      {.base_url = "https://slow-names.invalid", .path = "/.well-known/did.json"});
+                }).get();
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable) << second.error().message;
+  EXPECT_EQ(fetcher->remembered_hits(), 0u);
+  tarpit.release();
+  EXPECT_TRUE(first.get().has_value());
+  // An address the policy refuses is remembered like a host's failure.
+  const firehose::XrpcRequest inside{.base_url = "https://10.0.0.8",
+                                     .path = "/.well-known/did.json"};
+  for (int i = 0; i < 3; ++i) {
+    auto refused = fetcher->fetch(FetchKind::kDidDocument, Target::kNetwork, inside);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidRequest);
+  }
+  EXPECT_EQ(fetcher->remembered_hits(), 2u);
+  EXPECT_EQ(client->calls(), 1u);
+}
+
 TEST(FetcherTest, AClientMayHoldAsManyPlacesAsItsKindOfCallAllows) {
   FetchGate gate(4);
   auto one = gate.try_enter("addr 198.51.100.1", 2);
