@@ -37,6 +37,14 @@ std::size_t NameLookups::running() const {
 Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::string& port,
                                          const addrinfo& hints,
                                          std::chrono::steady_clock::time_point deadline) {
+  // An address written out asks no name server: read at once.
+  addrinfo numeric = hints;
+  numeric.ai_flags |= AI_NUMERICHOST;
+  addrinfo* literal = nullptr;
+  if (getaddrinfo(host.c_str(), port.empty() ? nullptr : port.c_str(), &numeric, &literal) == 0 &&
+      literal != nullptr) {
+    return AddressInfo(literal);
+  }
   {
     std::lock_guard lock(mutex_);
     if (running_ >= max_running_) {

@@ -6,7 +6,8 @@
 // behind frees its answer when it ends. At most `max_running` lookups run
 // at once, those left behind included: more are refused at once, so slow
 // name servers hold a bounded number of threads and no caller past its
-// deadline.
+// deadline. An address written out (an IPv4 or IPv6 literal) is read at
+// once, without a thread.
 #pragma once
 
 #include <netdb.h>
