@@ -8,15 +8,14 @@
 // `allow_private` (network.allowPrivateAddresses) lifts both rules, for test
 // networks on 127.0.0.1.
 //
-// The check resolves the host itself (by its deadline: name_lookup.hpp), for
-// a clear refusal before any work;
-// the HTTP client checks again the addresses it connects to
-// (HttpExchange::public_only), so a name that changes its answer in between
-// (DNS rebinding) is refused too. Redirects are checked hop by hop by the
-// caller.
+// The check looks no name up: an address written out is checked here, and
+// a name by the HTTP client on the addresses it connects to
+// (HttpExchange::public_only), looked up once by the exchange's deadline
+// (name_lookup.hpp); a name that resolves to such an address, or changes
+// its answer (DNS rebinding), is refused there. Redirects are checked hop
+// by hop by the caller.
 #pragma once
 
-#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -24,16 +23,8 @@
 
 namespace bulleted::firehose {
 
-// How long the check's name lookup may take when its caller names no
-// deadline (name_lookup.hpp).
-inline constexpr std::chrono::seconds kNameLookupTimeout{5};
-
-// kForbidden-like refusal as kInvalidRequest with the reason; the host's
-// name not resolved by `deadline` is kUpstreamFailure.
-Result<void> check_network_url(
-    std::string_view url, bool allow_private,
-    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() +
-                                                     kNameLookupTimeout);
+// kForbidden-like refusal as kInvalidRequest with the reason.
+Result<void> check_network_url(std::string_view url, bool allow_private);
 
 // Whether an IPv4 or IPv6 address (text form) is one the network may not
 // send this app view to.

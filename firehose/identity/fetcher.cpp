@@ -121,24 +121,23 @@ Result<firehose::XrpcReply> Fetcher::fetch(FetchKind kind, Target target,
   if (get) {
     if (auto known = remembered(key)) return std::move(*known);
   }
-  if (RequestScope* scope = RequestScope::current(); scope != nullptr && !scope->hold()) {
-    Error busy{ErrorCode::kUnavailable,
-               "the app view is waiting on other hosts for other requests; retry in a second"};
-    busy.retry_after_seconds = 1;
-    return std::unexpected(busy);
-  }
-  // The policy looks the host's name up, which waits on name servers the
-  // network may choose: only with a place of the gate, within the kind's
-  // timeout, and a refusal is remembered like any other failure.
+  // The policy's check looks no name up (the client does, with the
+  // request's place): an address it refuses takes no place, and is
+  // remembered like any other failure.
   if (target == Target::kNetwork) {
     if (auto allowed = firehose::check_network_url(request.base_url + request.path,
-                                                   options_.allow_private_addresses,
-                                                   std::chrono::steady_clock::now() + info.timeout);
+                                                   options_.allow_private_addresses);
         !allowed) {
       Result<firehose::XrpcReply> refused = std::unexpected(allowed.error());
       if (get) remember(key, refused);
       return refused;
     }
+  }
+  if (RequestScope* scope = RequestScope::current(); scope != nullptr && !scope->hold()) {
+    Error busy{ErrorCode::kUnavailable,
+               "the app view is waiting on other hosts for other requests; retry in a second"};
+    busy.retry_after_seconds = 1;
+    return std::unexpected(busy);
   }
   sent_++;
   // The network's host is checked again on the addresses connected to.

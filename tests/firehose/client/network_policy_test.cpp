@@ -78,6 +78,21 @@ TEST(NetworkPolicy, OnlyHttpsToPublicHostsUnlessAllowed) {
   EXPECT_TRUE(check_network_url("http://127.0.0.1:2583/xrpc/x", true).has_value());
 }
 
+TEST(NetworkPolicy, AddressesWrittenOutAreCheckedAndNamesAreLeftToTheClient) {
+  // Every form the system reads as an address (127.1 and 0x7f000001 are
+  // 127.0.0.1 to getaddrinfo and to the sockets behind it).
+  for (const char* url : {"https://127.1/", "https://0x7f000001/", "https://0177.0.0.1/",
+                          "https://10.1/", "https://[::ffff:127.0.0.1]/"}) {
+    auto refused = check_network_url(url, false);
+    ASSERT_FALSE(refused.has_value()) << url;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidRequest) << url;
+  }
+  // A name is not looked up here (this one never resolves: .invalid is
+  // never delegated); the HTTP client looks it up by its deadline and
+  // checks the addresses it connects to (http_exchange_test.cpp).
+  EXPECT_TRUE(check_network_url("https://slow-names.invalid/xrpc/x", false).has_value());
+}
+
 TEST(NetworkPolicy, UrlsSplitIntoOriginAndTarget) {
   auto parts = split_url("https://pds.example.com:8443/xrpc/com.atproto.sync.getRepo?did=x#f");
   ASSERT_TRUE(parts.has_value());
