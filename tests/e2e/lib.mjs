@@ -48,15 +48,34 @@ process.on('exit', () => {
   }
 });
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+// A free loopback port for a process to listen on. It is taken below the
+// kernel's range of ephemeral ports: a port from that range may be taken by
+// any outgoing connection (the tests make thousands, in parallel) between
+// this check and the child's listen(), which then fails. Below it, only
+// another test's listener can take it, and a random pick makes that rare.
+const ephemeralLow = (() => {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    return 0;
+  }
+})();
+const listenOn = (port) => new Promise((resolve, reject) => {
+  const server = net.createServer();
+  server.once('error', reject);
+  server.listen(port, '127.0.0.1', () => {
+    const taken = server.address().port;
+    server.close(() => resolve(taken));
   });
+});
+export async function freePort() {
+  const span = Math.min(12000, ephemeralLow - 1024);
+  for (let i = 0; span > 1000 && i < 50; i++) {
+    try {
+      return await listenOn(ephemeralLow - 1 - Math.floor(Math.random() * span));
+    } catch {}
+  }
+  return listenOn(0);
 }
 
 export async function waitFor(what, check, timeoutMs = 30000, everyMs = 100) {
@@ -74,35 +93,70 @@ export async function waitFor(what, check, timeoutMs = 30000, everyMs = 100) {
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
 
+// The last lines of a log, for an error that says why a child failed.
+function tail(file, lines = 30) {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+// Spawns a harness (start-pds.mjs or start-network.mjs) from tests/e2e/pds
+// into `workdir` (the file it writes, its log), with the arguments
+// `argsFor(out)` gives (fresh ports each call), and
+// resolves with { child, info } once it has written `out`. A harness that
+// exits first (a port taken between the pick and its listen) is started
+// again with fresh ports, up to three times; a failure says what its log
+// ends with.
+async function startHarness(what, workdir, [outName, logName], argsFor, timeoutMs, env = process.env) {
+  fs.mkdirSync(workdir, { recursive: true });
+  const out = path.join(workdir, outName);
+  const logFile = path.join(workdir, logName);
+  for (let attempt = 1; ; attempt++) {
+    fs.rmSync(out, { force: true });
+    const log = fs.openSync(logFile, 'a');
+    const child = spawn(path.join(here, 'pds', 'node22'), await argsFor(out),
+      { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log], env });
+    fs.closeSync(log);
+    track(child);
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+      if (fs.existsSync(out)) return { child, info: JSON.parse(fs.readFileSync(out, 'utf8')) };
+      await sleep(100);
+    }
+    const exited = child.exitCode !== null || child.signalCode !== null;
+    if (!exited) await stopProcess(child, 'SIGKILL');
+    if (exited && attempt < 3) {
+      console.error(`${what} exited (${child.exitCode ?? child.signalCode}) before it was ready; starting it again`);
+      continue;
+    }
+    throw new Error(`${exited ? `${what} exited (${child.exitCode ?? child.signalCode})` : `timed out waiting for ${what}`}`
+      + `; ${logFile} ends:\n${tail(logFile)}`);
+  }
+}
+
 // Starts the PDS + PLC; resolves with accounts.json once it is written.
 export async function startPds(workdir, extraArgs = [], env = process.env) {
-  fs.mkdirSync(workdir, { recursive: true });
-  const pdsPort = await freePort();
-  const plcPort = await freePort();
-  const out = path.join(workdir, 'accounts.json');
-  const log = fs.openSync(path.join(workdir, 'pds.log'), 'a');
-  const child = spawn(path.join(here, 'pds', 'node22'), ['start-pds.mjs', '--pds-port', String(pdsPort),
-    '--plc-port', String(plcPort), '--out', out, ...extraArgs], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log], env });
-  track(child);
-  const info = await waitFor('the PDS', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 120000);
-  return { child, info, pdsPort };
+  let pdsPort;
+  const started = await startHarness('the PDS', workdir, ['accounts.json', 'pds.log'], async (out) => {
+    pdsPort = await freePort();
+    return ['start-pds.mjs', '--pds-port', String(pdsPort), '--plc-port', String(await freePort()),
+      '--out', out, ...extraArgs];
+  }, 120000, env);
+  return { ...started, pdsPort };
 }
 
 // One PLC, `pdses` real PDSes (two accounts each) and the relay-shaped
 // fan-in of tests/e2e/pds/start-network.mjs, with its test controls.
 // Resolves with the network's description (plcUrl, relay, pdses).
-export async function startNetwork(workdir, pdses = 3) {
-  fs.mkdirSync(workdir, { recursive: true });
-  const ports = [];
-  for (let i = 0; i < pdses; i++) ports.push(await freePort());
-  const out = path.join(workdir, 'network.json');
-  const log = fs.openSync(path.join(workdir, 'network.log'), 'a');
-  const child = spawn(path.join(here, 'pds', 'node22'), ['start-network.mjs', '--pdses', String(pdses),
-    '--plc-port', String(await freePort()), '--relay-port', String(await freePort()), '--pds-ports', ports.join(','),
-    '--out', out, '--test-controls'], { cwd: path.join(here, 'pds'), stdio: ['ignore', log, log] });
-  track(child);
-  const info = await waitFor('the network', () => fs.existsSync(out) && JSON.parse(fs.readFileSync(out, 'utf8')), 180000);
-  return { child, info };
+export function startNetwork(workdir, pdses = 3) {
+  return startHarness('the network', workdir, ['network.json', 'network.log'], async (out) => {
+    const ports = [];
+    for (let i = 0; i < pdses; i++) ports.push(await freePort());
+    return ['start-network.mjs', '--pdses', String(pdses), '--plc-port', String(await freePort()),
+      '--relay-port', String(await freePort()), '--pds-ports', ports.join(','), '--out', out, '--test-controls'];
+  }, 180000);
 }
 
 export { track };
