@@ -3,8 +3,11 @@
 // and the query and sign-in limits that follow from it.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "appview/imports/import_jobs.hpp"
 #include "appview/xrpc/api.hpp"
+#include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::appview {
@@ -141,8 +144,18 @@ TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
   bool retry_after = false;
   for (const auto& [name, value] : next.refusal->headers) retry_after |= name == "Retry-After";
   EXPECT_TRUE(retry_after);
-  // ...and a streamed answer is charged as it is written.
+  // ...and a streamed answer is charged as it is written. The outline holds
+  // one bullet of 30 KB, so that its export outweighs what the bucket
+  // refills while the test runs.
+  {
+    auto store = schema::Store::open(config_.db_path);
+    ASSERT_TRUE(store.has_value());
+    schema::ApplyBatch batch;
+    batch.ops.push_back(testing::upsert({.rkey = "big", .text = std::string(30'000, 'x')}));
+    ASSERT_TRUE((*store)->apply(batch).has_value());
+  }
   request.remote = "198.51.100.21";
+  const auto before = RateLimiter::Clock::now();
   HttpResponse streamed = api.handle(request);
   ASSERT_TRUE(static_cast<bool>(streamed.stream));
   struct Sink final : ResponseStream {
@@ -154,9 +167,17 @@ TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
   } sink;
   streamed.stream(sink);
   EXPECT_TRUE(sink.bytes.ends_with("</opml>\n"));
-  const double left_if_charged = 100.0 * 1024 - static_cast<double>(sink.bytes.size());
-  EXPECT_TRUE(context.query_limits.take(ClientKey::address("198.51.100.21"), left_if_charged + 1)
-                  .has_value())
+  ASSERT_GT(sink.bytes.size(), 30'000u);
+  // The client's bucket was made no earlier than `before`: by `now` it has
+  // refilled by at most the rate times the time between. Charged, it holds
+  // less than `cost`; not charged, it would hold all but the base cost.
+  const auto now = RateLimiter::Clock::now();
+  const double capacity = 100.0 * 1024;
+  const double refilled = std::chrono::duration<double>(now - before).count() * capacity / 60.0;
+  const double cost = capacity - static_cast<double>(sink.bytes.size()) + refilled + 1;
+  ASSERT_LT(cost, capacity - kQueryBaseCost)
+      << "the test ran so long that the refill hides the charge";
+  EXPECT_TRUE(context.query_limits.take(ClientKey::address("198.51.100.21"), cost, now).has_value())
       << "the export's bytes were charged";
 }
 
