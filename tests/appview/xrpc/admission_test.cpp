@@ -170,7 +170,8 @@ TEST_F(AdmitTest, QueriesPayForTheBytesTheyProduce) {
   ASSERT_GT(sink.bytes.size(), 30'000u);
   // The client's bucket was made no earlier than `before`: by `now` it has
   // refilled by at most the rate times the time between. Charged, it holds
-  // less than `cost`; not charged, it would hold all but the base cost.
+  // less than `cost`; not charged, it would hold at least all but the base
+  // cost.
   const auto now = RateLimiter::Clock::now();
   const double capacity = 100.0 * 1024;
   const double refilled = std::chrono::duration<double>(now - before).count() * capacity / 60.0;
