@@ -61,6 +61,11 @@ std::string lower_trimmed(std::string_view text) {
   return out;
 }
 
+void join_field(std::string& joined, std::string_view value) {
+  if (!joined.empty()) joined.append(", ");
+  joined.append(value);
+}
+
 Target parse_target(std::string_view target) {
   Target out;
   if (target == "*") {

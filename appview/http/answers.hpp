@@ -15,6 +15,11 @@ namespace bulleted::appview::http_detail {
 // Lowercased, surrounding blanks dropped (header names).
 std::string lower_trimmed(std::string_view text);
 
+// Adds one line's value to a header's joined value (", " between lines),
+// in place: a head of thousands of lines of one name costs what it holds,
+// not its square.
+void join_field(std::string& joined, std::string_view value);
+
 // A request target as the front reads it.
 struct Target {
   std::string path;   // percent-decoded, no query

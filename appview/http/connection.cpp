@@ -24,8 +24,16 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kWriteSlice = 256 * 1024;  // each write makes progress in time
+// Each write makes progress within the read timeout (a client reading a
+// steady 2.2 KB/s keeps its answer), and each slice written counts as
+// progress for a streamed answer's producer.
+constexpr std::size_t kWriteSlice = 64 * 1024;
 constexpr std::size_t kReadPiece = 64 * 1024;
+constexpr std::size_t kHeadPiece = 16 * 1024;  // what one read of a head asks for at most
+// A held answer's socket keeps at most this much unsent in the kernel
+// (which doubles it): a client that stops reading a change stream costs
+// little beyond the stream's own buffer bound.
+constexpr int kHeldSendBuffer = 64 * 1024;
 constexpr auto kLingerQuiet = std::chrono::seconds(5);
 
 auto with(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
@@ -47,6 +55,31 @@ bool malformed(const error_code& ec) {
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
+// What a head holds past kFreeHead while it arrives, taken from the front's
+// budget for large heads and given back at the end of the read.
+class HeadCharge {
+ public:
+  explicit HeadCharge(Front& front) : front_(front) {}
+  ~HeadCharge() {
+    if (taken_ > 0) front_.give_head_bytes(taken_);
+  }
+  HeadCharge(const HeadCharge&) = delete;
+  HeadCharge& operator=(const HeadCharge&) = delete;
+  // The head's buffer now holds `capacity`: false when the budget has no
+  // room for it.
+  bool hold(std::size_t capacity) {
+    const std::size_t need = capacity > Connection::kFreeHead ? capacity - Connection::kFreeHead : 0;
+    if (need <= taken_) return true;
+    if (!front_.take_head_bytes(need - taken_)) return false;
+    taken_ = need;
+    return true;
+  }
+
+ private:
+  Front& front_;
+  std::size_t taken_ = 0;
+};
+
 std::string chunk_size_line(std::size_t size) {
   char line[24];
   const int n = std::snprintf(line, sizeof line, "%zx\r\n", size);
@@ -64,20 +97,34 @@ struct Connection::Read {
   bool keep_alive = true;
   bool expects_continue = false;
   unsigned version = 11;
+  int hosts = 0;  // Host lines
 };
 
-Connection::Connection(std::shared_ptr<Front> front, tcp::socket socket)
-    : front_(std::move(front)), stream_(std::move(socket)), signal_(stream_.get_executor()) {
+std::string peer_address(const tcp::socket& socket) {
   error_code ec;
-  const auto endpoint = stream_.socket().remote_endpoint(ec);
-  if (!ec) {
-    auto address = endpoint.address();
-    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
-      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-    }
-    remote_ = address.to_string();
+  const auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return {};
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
   }
+  return address.to_string();
 }
+
+void reset_socket(tcp::socket& socket) {
+  error_code ec;
+  socket.set_option(asio::socket_base::linger(true, 0), ec);
+  socket.close(ec);
+}
+
+Connection::Connection(std::shared_ptr<Front> front, tcp::socket socket, std::string remote)
+    : front_(std::move(front)),
+      stream_(std::move(socket)),
+      signal_(stream_.get_executor()),
+      finish_(stream_.get_executor()),
+      remote_(std::move(remote)) {}
+
+void Connection::refuse() { reset_socket(stream_.socket()); }
 
 Connection::~Connection() {
   {
@@ -95,7 +142,11 @@ void Connection::shut() {
   asio::post(stream_.get_executor(), [self = shared_from_this()] {
     self->shut_ = true;
     self->signal_.cancel();
+    self->finish_.cancel();
+    // What is still unsent is dropped with the connection, not left to
+    // the kernel for minutes.
     error_code ec;
+    self->stream_.socket().set_option(asio::socket_base::linger(true, 0), ec);
     self->stream_.socket().close(ec);
   });
 }
@@ -110,7 +161,15 @@ asio::awaitable<void> Connection::run() {
     if (buffer_.size() == 0 && buffer_.capacity() > 16 * 1024) buffer_.shrink_to_fit();
   }
   error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  finish_.cancel();
+  if (reset_) {
+    // Closed because its client stopped reading (or never finished its
+    // head): a reset, so what the kernel still holds for it is dropped now
+    // rather than kept in FIN-WAIT-1 for minutes.
+    stream_.socket().set_option(asio::socket_base::linger(true, 0), ec);
+  } else {
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
   stream_.socket().close(ec);
 }
 
@@ -124,7 +183,53 @@ asio::awaitable<std::optional<Connection::Read>> Connection::read_head() {
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   stream_.expires_after(front_->read_timeout());
   error_code ec;
-  co_await http::async_read_header(stream_, buffer_, parser, with(ec));
+  // What the head holds past kFreeHead is taken from the front's budget for
+  // large heads while it arrives (given back when this returns).
+  HeadCharge charge(*front_);
+  bool refused = false;
+  while (!parser.is_header_done()) {
+    // Empty lines before the request line are ignored (RFC 9112, 2.2).
+    if (!parser.got_some()) {
+      while (buffer_.size() > 0) {
+        const char* at = static_cast<const char*>(buffer_.data().data());
+        const std::size_t skip = at[0] == '\n' ? 1
+                                 : buffer_.size() >= 2 && at[0] == '\r' && at[1] == '\n' ? 2
+                                                                                          : 0;
+        if (skip == 0) break;
+        buffer_.consume(skip);
+      }
+    }
+    if (buffer_.size() > 0) {
+      const std::size_t used = parser.put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) {
+        ec = {};
+      } else if (ec || parser.is_header_done()) {
+        break;
+      } else if (used > 0) {
+        continue;
+      }
+    }
+    const std::size_t room = buffer_.capacity() - buffer_.size();
+    const std::size_t want = std::clamp<std::size_t>(room, 1024, kHeadPiece);
+    const std::size_t got = co_await stream_.async_read_some(buffer_.prepare(want), with(ec));
+    buffer_.commit(got);
+    if (ec) break;
+    if (!charge.hold(buffer_.capacity())) {
+      refused = true;
+      front_->refused_large_head();
+      break;
+    }
+  }
+  if (refused) {
+    HttpResponse refusal = front_->refusal(
+        Error{ErrorCode::kUnavailable, "the server holds too many large request heads; retry"});
+    refusal.headers.emplace_back("Retry-After", "1");
+    HttpRequestHead bare;
+    bare.remote = remote_;
+    co_await answer_unread(bare, std::move(refusal), true, false);
+    co_return std::nullopt;
+  }
   if (ec) {
     // A client that left, or did not finish its head in time, hears nothing.
     if (ec == http::error::header_limit || malformed(ec)) {
@@ -147,8 +252,9 @@ asio::awaitable<std::optional<Connection::Read>> Connection::read_head() {
   for (const auto& field : message) {
     std::string name(field.name_string());
     std::string value(field.value());
-    std::string& joined = read.head.headers[lower_trimmed(name)];
-    joined = joined.empty() ? value : joined + ", " + value;
+    std::string lower = lower_trimmed(name);
+    if (lower == "host") ++read.hosts;
+    join_field(read.head.headers[std::move(lower)], value);
     read.fields.emplace_back(std::move(name), std::move(value));
   }
   const auto target = message.target();
@@ -165,8 +271,16 @@ asio::awaitable<std::optional<Connection::Read>> Connection::read_head() {
 }
 
 asio::awaitable<bool> Connection::serve(Read read) {
-  Decision decision =
-      front_->decide(read.head, read.fields, read.target, read.length, read.body_pending);
+  // RFC 9112, 3.2: an HTTP/1.1 request names exactly one Host (HTTP/1.0
+  // may name none); anything else is 400, and the connection closed.
+  if (read.hosts > 1 || (read.hosts == 0 && read.version >= 11)) {
+    HttpResponse refusal = front_->refusal(Error{
+        ErrorCode::kInvalidRequest, read.hosts > 1 ? "the request names more than one Host"
+                                                   : "an HTTP/1.1 request must name its Host"});
+    co_return co_await answer_unread(read.head, std::move(refusal), true, read.body_pending);
+  }
+  Decision decision = front_->decide(read.head, read.fields, read.target, read.length,
+                                     read.body_pending, reserve_);
   if (decision.answer) {
     HttpResponse answer = std::move(*decision.answer);
     const bool close = decision.close || !read.keep_alive;
@@ -196,17 +310,18 @@ asio::awaitable<bool> Connection::serve(Read read) {
     }
   }
   const HttpRequestHead head = request;
-  auto reply =
-      std::make_shared<Reply>([weak = weak_from_this(), executor = stream_.get_executor()] {
+  auto reply = std::make_shared<Reply>(
+      [weak = weak_from_this(), executor = stream_.get_executor()] {
         asio::post(executor, [weak] {
           if (auto self = weak.lock()) self->woken();
         });
-      });
+      },
+      front_->read_timeout());
   {
     std::lock_guard lock(reply_mutex_);
     reply_ = reply;
   }
-  front_->hand_on(std::move(request), decision.lane, reply);
+  front_->hand_on(std::move(request), decision.lane, decision.client, reply);
   front_->answering(true);
   const bool goes_on = co_await deliver(head, read.keep_alive, read.version);
   front_->answering(false);
@@ -246,12 +361,32 @@ asio::awaitable<bool> Connection::read_body(std::string& body, std::size_t lengt
 
 void Connection::woken() {
   signal_.cancel();
-  // A write that waits on a client that does not read is stopped.
   std::lock_guard lock(reply_mutex_);
-  if (reply_ && reply_->aborted()) {
+  if (!reply_) return;
+  if (reply_->aborted()) {
+    // A write that waits on a client that does not read is stopped.
+    reset_ = true;
     error_code ec;
     stream_.socket().cancel(ec);
+  } else if (held_ && reply_->ended()) {
+    // Its holder let go: what it still has to send must make progress
+    // within the read timeout like any answer's, the write under way too.
+    held_ = false;
+    if (writing_) arm_finish();
   }
+}
+
+void Connection::arm_finish() {
+  const std::uint64_t armed = ++finish_armed_;
+  finish_.expires_after(front_->read_timeout());
+  finish_.async_wait([weak = weak_from_this(), armed](const error_code& ec) {
+    auto self = weak.lock();
+    // Not a later write's: each arming has its number.
+    if (ec || !self || !self->writing_ || self->finish_armed_ != armed) return;
+    self->reset_ = true;
+    error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
 }
 
 asio::awaitable<Reply::Taken> Connection::next() {
@@ -281,6 +416,10 @@ asio::awaitable<bool> Connection::deliver(const HttpRequestHead& head, bool keep
   // A held answer's client may read nothing for a while: its holder decides
   // when that is a stall (limits.streamStallSeconds) and ends the answer.
   held_ = static_cast<bool>(out.hold);
+  if (held_) {
+    error_code ec;
+    stream_.socket().set_option(asio::socket_base::send_buffer_size(kHeldSendBuffer), ec);
+  }
   out.stream = nullptr;
   out.hold = nullptr;
   const Framing framing = !body_follows   ? Framing::kLength
@@ -306,11 +445,14 @@ asio::awaitable<bool> Connection::stream_body(Reply::Taken taken, bool chunked) 
   static constexpr std::string_view kLineEnd = "\r\n";
   static constexpr std::string_view kLastChunk = "0\r\n\r\n";
   while (true) {
+    // An answer over (a held one its holder ended) writes its last bytes
+    // within the read timeout, like any answer.
+    if (taken.ended) held_ = false;
     if (!taken.bytes.empty()) {
       const std::string size_line = chunked ? chunk_size_line(taken.bytes.size()) : "";
       std::vector<asio::const_buffer> pieces =
           pieces_of(size_line, taken.bytes, chunked ? kLineEnd : "");
-      const bool sent = co_await write(std::move(pieces));
+      const bool sent = co_await write(std::move(pieces), reply_.get());
       if (!sent) co_return false;
       reply_->sent();
     }
@@ -340,19 +482,27 @@ asio::awaitable<bool> Connection::answer_unread(const HttpRequestHead& head, Htt
   co_return false;
 }
 
-asio::awaitable<bool> Connection::write(std::vector<asio::const_buffer> pieces) {
+asio::awaitable<bool> Connection::write(std::vector<asio::const_buffer> pieces, Reply* progress) {
   beast::buffers_suffix<std::vector<asio::const_buffer>> rest(std::move(pieces));
+  // The deadline is the connection's own timer, not the stream's: the
+  // stream closes its socket when its timer expires (gracefully, leaving
+  // the unsent bytes to the kernel), where this one resets it.
+  stream_.expires_never();
   while (asio::buffer_size(rest) > 0) {
-    if (held_) {
-      stream_.expires_never();
-    } else {
-      stream_.expires_after(front_->read_timeout());
-    }
+    if (!held_) arm_finish();
     error_code ec;
     const auto slice = beast::buffers_prefix(kWriteSlice, rest);
+    writing_ = true;
     const std::size_t n = co_await asio::async_write(stream_, slice, with(ec));
+    writing_ = false;
+    ++finish_armed_;
+    finish_.cancel();
+    // No progress in time (the timer reset it), or stopped because its
+    // client stopped reading: the connection is reset, not closed
+    // gracefully.
     if (ec) co_return false;
     rest.consume(n);
+    if (progress != nullptr) progress->sent_some(n);
   }
   co_return true;
 }

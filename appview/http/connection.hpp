@@ -6,7 +6,11 @@
 // - a request's head (request line and headers) is at most kHeadLimit bytes
 //   (431 above it) and must arrive whole within `read_timeout` of the
 //   connection's opening or of the last answer's end (an idle keep-alive
-//   connection is closed then);
+//   connection is closed then); what a head holds past kFreeHead while it
+//   arrives comes from a budget all connections share (503 when it is
+//   spent), so unfinished large heads cannot hold memory without bound;
+//   empty lines before the request line are ignored, and an HTTP/1.1
+//   request without exactly one Host is 400;
 // - an admitted body is read as it arrives, never reserved from its
 //   announced length, each read making progress within `read_timeout`;
 // - a body the front refuses is never read into memory: the answer goes out,
@@ -15,8 +19,14 @@
 //   client hears the answer rather than a reset), then the connection is
 //   closed. A chunked body is always refused (411), whatever its chunks say;
 // - every write makes progress within `read_timeout` or the connection is
-//   closed, except a held answer's, whose holder decides when its client
-//   has stalled (and ends the answer, which stops the write);
+//   reset, except a held answer's while it is held, whose holder decides
+//   when its client has stalled (and ends the answer, which stops the
+//   write); once its holder ends it, its last bytes too must make progress
+//   within `read_timeout`. A held answer's socket keeps at most
+//   kHeldSendBuffer unsent in the kernel;
+// - a connection closed because its client stopped reading (a write's
+//   timeout, an answer aborted, shut()) is reset (RST), so the kernel drops
+//   what was unsent at once instead of keeping it in FIN-WAIT-1;
 // - pipelined requests are answered one after the other, in order.
 #pragma once
 
@@ -49,20 +59,30 @@ struct Decision {
   bool close = false;                  // ...and the connection closed after it
   Lane lane = Lane::kRequests;
   std::size_t body_length = 0;  // what to read before the request is handed on
+  std::string client;           // Admission::client
 };
 
 class Connection;
+
+// A socket's peer address (an IPv4-mapped IPv6 address as IPv4); empty when
+// it has none.
+std::string peer_address(const boost::asio::ip::tcp::socket& socket);
+// Closes `socket` with a reset: nothing it still holds is sent.
+void reset_socket(boost::asio::ip::tcp::socket& socket);
 
 // What a connection asks of the server (the server's state is one).
 class Front {
  public:
   virtual ~Front() = default;
   // From the head alone (`head.path` and `.query` set from `target`).
+  // `reserve`: the connection is one of the reserve kept for health and
+  // the operators (anything else is refused).
   virtual Decision decide(const HttpRequestHead& head, const Fields& fields, const Target& target,
-                          std::size_t length, bool body_pending) = 0;
+                          std::size_t length, bool body_pending, bool reserve) = 0;
   // Hands a request whose body has been read to its lane; its answer comes
   // through `reply`. kAtOnce: served here, on the calling thread.
-  virtual void hand_on(HttpRequest request, Lane lane, std::shared_ptr<Reply> reply) = 0;
+  virtual void hand_on(HttpRequest request, Lane lane, const std::string& client,
+                       std::shared_ptr<Reply> reply) = 0;
   // A request handed on (or about to be) will not be answered: its client left.
   virtual void abandoned() = 0;
   // A connection starts (true) or ends (false) writing a handed-on
@@ -73,14 +93,29 @@ class Front {
   virtual void decorate(const HttpRequestHead& head, HttpResponse& response) const = 0;
   virtual std::chrono::seconds read_timeout() const = 0;
   virtual void closed(Connection* connection) = 0;
+  // The budget of bytes that heads larger than Connection::kFreeHead hold
+  // while they arrive (all connections together): false when it has no
+  // room for `bytes` more (the head is refused, 503).
+  virtual bool take_head_bytes(std::size_t bytes) = 0;
+  virtual void give_head_bytes(std::size_t bytes) = 0;
+  virtual void refused_large_head() = 0;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   static constexpr std::size_t kHeadLimit = 64 * 1024;
+  // What a head may hold while it arrives without drawing on the front's
+  // budget for large heads (requests' heads are far smaller).
+  static constexpr std::size_t kFreeHead = 8 * 1024;
   static constexpr auto kLingerTime = std::chrono::seconds(30);
 
-  Connection(std::shared_ptr<Front> front, boost::asio::ip::tcp::socket socket);
+  // `remote`: the peer's address (peer_address()).
+  Connection(std::shared_ptr<Front> front, boost::asio::ip::tcp::socket socket, std::string remote);
+  // Before run(): one of the connections kept for health and the operators
+  // (anything else it asks is refused).
+  void keep_for_operators() { reserve_ = true; }
+  // Before run(), instead of it: reset at once, unread.
+  void refuse();
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -100,7 +135,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<bool> stream_body(Reply::Taken taken, bool chunked);
   boost::asio::awaitable<bool> answer_unread(const HttpRequestHead& head, HttpResponse out,
                                              bool close, bool drain);
-  boost::asio::awaitable<bool> write(std::vector<boost::asio::const_buffer> pieces);
+  // Writes `pieces` in slices, each within the read timeout (none while a
+  // held answer is held); each slice written is told to `progress`.
+  boost::asio::awaitable<bool> write(std::vector<boost::asio::const_buffer> pieces,
+                                     Reply* progress = nullptr);
+  // The write under way must end within the read timeout, or the
+  // connection is reset.
+  void arm_finish();
   boost::asio::awaitable<void> linger();
   boost::asio::awaitable<Reply::Taken> next();
   void woken();
@@ -109,11 +150,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   boost::asio::steady_timer signal_;
+  boost::asio::steady_timer finish_;  // the deadline of the write under way
   std::string remote_;
+  bool reserve_ = false;
   std::shared_ptr<Reply> reply_;
   std::mutex reply_mutex_;  // reply_ is set on the strand, closed by shut()
   bool shut_ = false;
-  bool held_ = false;  // writing a held answer: no write timeout of its own
+  bool held_ = false;     // writing a held answer: no write timeout of its own
+  bool writing_ = false;  // a write is under way
+  std::uint64_t finish_armed_ = 0;  // which arming of finish_ is current
+  bool reset_ = false;    // close with a reset (its client stopped reading)
 };
 
 }  // namespace bulleted::appview::http_detail

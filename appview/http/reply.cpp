@@ -1,5 +1,7 @@
 #include "appview/http/reply.hpp"
 
+#include <algorithm>
+
 namespace bulleted::appview::http_detail {
 
 void Reply::wake_locked() {
@@ -20,9 +22,9 @@ bool Reply::write(std::string_view bytes) {
   // request bounds, never does.
   while (waits_ && !closed_ && !ended_ && pending_.size() + sending_ > kMaxWaiting) {
     const std::size_t before = pending_.size() + sending_;
-    if (room_.wait_for(lock, kStall) == std::cv_status::timeout &&
+    if (room_.wait_for(lock, stall_) == std::cv_status::timeout &&
         pending_.size() + sending_ >= before) {
-      // No progress for kStall: the client stopped reading.
+      // No progress for the stall time: the client stopped reading.
       aborted_ = ended_ = true;
       pending_.clear();
       wake_locked();
@@ -77,6 +79,17 @@ void Reply::sent() {
   std::lock_guard lock(mutex_);
   sending_ = 0;
   room_.notify_all();
+}
+
+void Reply::sent_some(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  sending_ -= std::min(bytes, sending_);
+  room_.notify_all();
+}
+
+bool Reply::ended() const {
+  std::lock_guard lock(mutex_);
+  return ended_ && !aborted_;
 }
 
 bool Reply::aborted() const {

@@ -21,12 +21,13 @@ namespace bulleted::appview::http_detail {
 class Reply final : public ResponseStream, public HeldAnswer {
  public:
   // What a streamed answer's producer may have written that the client has
-  // not taken (unless the answer says it need not wait), and how long it
-  // waits for the client to take some before it gives up.
+  // not taken (unless the answer says it need not wait).
   static constexpr std::size_t kMaxWaiting = 1 << 20;
-  static constexpr auto kStall = std::chrono::seconds(30);
 
-  explicit Reply(std::function<void()> wake) : wake_(std::move(wake)) {}
+  // `stall`: how long a producer waits for the client to take some of what
+  // is waiting (a slice written counts) before it gives up.
+  Reply(std::function<void()> wake, std::chrono::milliseconds stall)
+      : wake_(std::move(wake)), stall_(stall) {}
 
   // The worker's side.
   void answer(HttpResponse response, bool waits = true);
@@ -50,6 +51,10 @@ class Reply final : public ResponseStream, public HeldAnswer {
   Taken take();
   // What was last taken has been written to the client.
   void sent();
+  // `bytes` more of what was taken have been written (progress).
+  void sent_some(std::size_t bytes);
+  // Whether the answer's producer or holder ended it (not cut off).
+  bool ended() const;
   // Whether the answer was cut off (asked on the strand, to stop a write
   // that waits on a client that does not read).
   bool aborted() const;
@@ -62,6 +67,7 @@ class Reply final : public ResponseStream, public HeldAnswer {
   mutable std::mutex mutex_;
   std::condition_variable room_;
   std::function<void()> wake_;
+  std::chrono::milliseconds stall_;
   std::optional<HttpResponse> answer_;
   std::string pending_;
   std::size_t sending_ = 0;  // taken, not yet sent

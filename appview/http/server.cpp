@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 // clang-format off
 #include <utility>  // before asio: its awaitable.hpp uses std::exchange
@@ -26,6 +27,7 @@
 #include <unordered_map>
 
 #include "appview/http/answers.hpp"
+#include "appview/http/client_address.hpp"
 #include "appview/http/connection.hpp"
 #include "appview/http/work_queue.hpp"
 
@@ -84,8 +86,20 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
   std::unique_ptr<asio::io_context> io;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::vector<std::thread> io_threads;
+  struct Open {
+    std::weak_ptr<Connection> connection;
+    std::string key;  // its address's key; empty when uncapped
+  };
   std::mutex connections_mutex;
-  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections;
+  std::unordered_map<Connection*, Open> connections;
+  std::unordered_map<std::string, std::size_t> per_address;  // open connections by key
+  std::size_t max_connections = 0;
+  std::atomic<std::size_t> head_bytes{0};
+  std::atomic<std::size_t> refused_address{0};
+  std::atomic<std::size_t> refused_total{0};
+  std::atomic<std::size_t> refused_large_head_count{0};
+  std::mutex search_clients_mutex;
+  std::unordered_map<std::string, std::size_t> search_clients;  // searches running or waiting
 
   HttpResponse refuse(ErrorCode code, std::string message) const {
     return refusal(Error{code, std::move(message)});
@@ -125,11 +139,52 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
   }
   void closed(Connection* connection) override {
     std::lock_guard lock(connections_mutex);
-    connections.erase(connection);
+    auto found = connections.find(connection);
+    if (found == connections.end()) return;
+    if (!found->second.key.empty()) {
+      auto count = per_address.find(found->second.key);
+      if (count != per_address.end() && --count->second == 0) per_address.erase(count);
+    }
+    connections.erase(found);
+  }
+  bool take_head_bytes(std::size_t bytes) override {
+    std::size_t held = head_bytes.load();
+    do {
+      if (held + bytes > options.large_head_bytes) return false;
+    } while (!head_bytes.compare_exchange_weak(held, held + bytes));
+    return true;
+  }
+  void give_head_bytes(std::size_t bytes) override { head_bytes -= bytes; }
+  void refused_large_head() override { ++refused_large_head_count; }
+
+  // Whether a connection from `remote` may be taken up, and whether it is
+  // one of the reserve; counted as open when it may.
+  enum class Room { kRefusedAddress, kRefusedTotal, kGeneral, kReserve };
+  Room make_room(const std::shared_ptr<Connection>& connection, const std::string& remote) {
+    const bool capped = !(options.uncapped && options.uncapped(remote));
+    std::string key = capped ? canonical_client(remote) : std::string();
+    std::lock_guard lock(connections_mutex);
+    if (connections.size() >= max_connections) {
+      ++refused_total;
+      return Room::kRefusedTotal;
+    }
+    if (capped) {
+      auto& mine = per_address[key];
+      if (mine >= options.connections_per_address) {
+        ++refused_address;
+        return Room::kRefusedAddress;
+      }
+      ++mine;
+    }
+    const bool reserve =
+        connections.size() + std::min(options.reserved_connections, max_connections) >=
+        max_connections;
+    connections.emplace(connection.get(), Open{connection, std::move(key)});
+    return reserve ? Room::kReserve : Room::kGeneral;
   }
 
   Decision decide(const HttpRequestHead& head, const Fields& fields, const Target& target,
-                  std::size_t length, bool body_pending) override {
+                  std::size_t length, bool body_pending, bool reserve) override {
     Decision decision;
     auto answer = [&](HttpResponse response, bool close) {
       decision.answer = std::move(response);
@@ -156,6 +211,11 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
       }
     }
     if (admission.refusal) return answer(std::move(*admission.refusal), body_pending);
+    if (reserve && admission.lane != Lane::kAtOnce && admission.lane != Lane::kOperators) {
+      HttpResponse busy = refuse(ErrorCode::kUnavailable, "the server is at its connection limit");
+      busy.headers.emplace_back("Retry-After", "1");
+      return answer(std::move(busy), true);
+    }
     if (length > admission.body_limit) {
       return answer(
           refuse(ErrorCode::kPayloadTooLarge,
@@ -166,6 +226,7 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
     decision.lane =
         length > 0 && admission.lane == Lane::kAtOnce ? Lane::kOperators : admission.lane;
     decision.body_length = length;
+    decision.client = std::move(admission.client);
     ++in_flight;
     return decision;
   }
@@ -225,19 +286,51 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
     return options.clock ? options.clock() : std::chrono::steady_clock::now();
   }
 
-  void hand_on(HttpRequest in, Lane lane, std::shared_ptr<Reply> reply) override {
+  // A place of `client`'s in the searches' lane, or false when it holds
+  // all it may.
+  bool enter_searches(const std::string& client) {
+    if (client.empty()) return true;
+    std::lock_guard lock(search_clients_mutex);
+    auto& mine = search_clients[client];
+    if (mine >= options.searches_per_client) return false;
+    ++mine;
+    return true;
+  }
+  void leave_searches(const std::string& client) {
+    if (client.empty()) return;
+    std::lock_guard lock(search_clients_mutex);
+    auto found = search_clients.find(client);
+    if (found != search_clients.end() && --found->second == 0) search_clients.erase(found);
+  }
+
+  void hand_on(HttpRequest in, Lane lane, const std::string& client,
+               std::shared_ptr<Reply> reply) override {
     if (lane == Lane::kAtOnce) {
       // Here, on the connection's thread: no queue to wait in.
       serve(in, reply, true);
       return;
     }
-    auto job = [self = shared_from_this(), in = std::move(in), reply, lane, queued = now()] {
+    const std::string counted = lane == Lane::kSearches ? client : std::string();
+    if (!enter_searches(counted)) {
+      Error busy{ErrorCode::kRateLimited,
+                 "this client's searches are already running or waiting; retry once they are "
+                 "answered"};
+      busy.retry_after_seconds = 1;
+      if (options.overflowed) options.overflowed(lane);
+      reply->answer(refusal(busy));
+      finished();
+      return;
+    }
+    auto job = [self = shared_from_this(), in = std::move(in), reply, lane, counted,
+                queued = now()] {
       if (self->options.waited) {
         self->options.waited(lane, std::chrono::duration<double>(self->now() - queued).count());
       }
       self->serve(in, reply, false);
+      self->leave_searches(counted);
     };
     if (!queue_of(lane).push(std::move(job))) {
+      leave_searches(counted);
       Error busy{ErrorCode::kUnavailable, "too many requests in progress"};
       if (lane == Lane::kSearches) {
         busy = Error{ErrorCode::kRateLimited,
@@ -268,12 +361,19 @@ struct HttpServer::State : Front, std::enable_shared_from_this<HttpServer::State
         continue;
       }
       socket.set_option(tcp::no_delay(true), ec);
-      auto executor = socket.get_executor();
-      auto connection = std::make_shared<Connection>(self, std::move(socket));
-      {
-        std::lock_guard lock(self->connections_mutex);
-        self->connections.emplace(connection.get(), connection);
+      if (self->options.send_buffer_bytes > 0) {
+        socket.set_option(asio::socket_base::send_buffer_size(self->options.send_buffer_bytes), ec);
       }
+      auto executor = socket.get_executor();
+      std::string remote = peer_address(socket);
+      auto connection = std::make_shared<Connection>(self, std::move(socket), remote);
+      // Reset at once, unread, when there is no room for it.
+      const Room room = self->make_room(connection, remote);
+      if (room == Room::kRefusedAddress || room == Room::kRefusedTotal) {
+        connection->refuse();
+        continue;
+      }
+      if (room == Room::kReserve) connection->keep_for_operators();
       asio::co_spawn(
           executor, [connection]() -> asio::awaitable<void> { co_await connection->run(); },
           report_failure);
@@ -345,6 +445,18 @@ HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
 
 std::size_t HttpServer::in_flight() const { return state_->in_flight.load(); }
 
+HttpFrontCounters HttpServer::counters() const {
+  HttpFrontCounters counters;
+  {
+    std::lock_guard lock(state_->connections_mutex);
+    counters.open = state_->connections.size();
+  }
+  counters.refused_address = state_->refused_address.load();
+  counters.refused_total = state_->refused_total.load();
+  counters.refused_large_head = state_->refused_large_head_count.load();
+  return counters;
+}
+
 namespace {
 // Set on the searches' lane's threads.
 thread_local bool on_search_lane = false;
@@ -369,6 +481,17 @@ std::size_t HttpServer::queued(Lane lane) const {
 
 Result<void> HttpServer::start() {
   auto state = state_;
+  state->max_connections = state->options.max_connections;
+  if (rlimit files{}; state->max_connections == 0) {
+    // What the open-files limit leaves for connections.
+    state->max_connections = std::numeric_limits<std::size_t>::max();
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+      state->max_connections =
+          files.rlim_cur > HttpServerOptions::kOtherFiles + state->options.reserved_connections
+              ? files.rlim_cur - HttpServerOptions::kOtherFiles
+              : state->options.reserved_connections + 1;
+    }
+  }
   state->requests = std::make_unique<WorkQueue>(state->options.max_queued, state->options.workers);
   state->operators = std::make_unique<WorkQueue>(64, 1);
   state->streams = std::make_unique<WorkQueue>(state->options.max_streams_queued, 1);
@@ -414,8 +537,8 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   std::vector<std::shared_ptr<Connection>> open;
   {
     std::lock_guard lock(state->connections_mutex);
-    for (auto& [raw, weak] : state->connections) {
-      if (auto connection = weak.lock()) open.push_back(std::move(connection));
+    for (auto& [raw, entry] : state->connections) {
+      if (auto connection = entry.connection.lock()) open.push_back(std::move(connection));
     }
   }
   for (auto& connection : open) connection->shut();

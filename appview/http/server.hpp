@@ -35,7 +35,9 @@
 //   have (or chunked, for a streamed answer), and the connection closed;
 // - pipelined requests are answered in order;
 // - every request gets exactly one reply; stop() answers new requests 503
-//   and waits for in-flight ones.
+//   and waits for in-flight ones;
+// - connections are capped per address and in all, with a reserve for
+//   health and the operators (see HttpServerOptions).
 #pragma once
 
 #include <chrono>
@@ -136,6 +138,10 @@ struct Admission {
   std::optional<HttpResponse> refusal;  // answered without reading the body
   std::size_t body_limit = 0;           // 413 above it
   Lane lane = Lane::kRequests;
+  // Who the request is for the searches' lane's places (the client's key):
+  // at most HttpServerOptions::searches_per_client of one client's searches
+  // run or wait at once; empty: not counted.
+  std::string client;
 };
 
 struct HttpServerOptions {
@@ -159,6 +165,9 @@ struct HttpServerOptions {
   // them), and how many searches may wait for one.
   int search_workers = 1;
   std::size_t max_searches_queued = 1;
+  // One client's searches running or waiting at once (Admission::client):
+  // past it 429 at once, so one client cannot hold the lane from everyone.
+  std::size_t searches_per_client = 2;
   int search_nice = 19;
   // Called when a lane's queue is full and a request is refused for it.
   std::function<void(Lane)> overflowed;
@@ -180,6 +189,33 @@ struct HttpServerOptions {
   std::function<void(Lane, double)> waited;
   // The clock those waits are measured on; unset: the steady clock.
   std::function<std::chrono::steady_clock::time_point()> clock;
+  // Connections: at most `connections_per_address` open from one address
+  // (an IPv6 client's /64), except addresses `uncapped` says are the
+  // operator's own proxies; at most `max_connections` in all (0: what the
+  // open-files limit leaves after kOtherFiles), of which the last
+  // `reserved_connections` only answer the operators' and at-once lanes
+  // (health, readiness, metrics; anything else 503): one address, or a
+  // crowd, cannot take the descriptors health needs. A connection past a
+  // limit is reset at once, before a byte is read.
+  std::size_t connections_per_address = 256;
+  std::size_t max_connections = 0;
+  std::size_t reserved_connections = 32;
+  std::function<bool(const std::string&)> uncapped;
+  static constexpr std::size_t kOtherFiles = 1024;
+  // What heads larger than 8 KiB may hold, in all, while they arrive
+  // (503 past it): unfinished heads cannot hold memory without bound.
+  std::size_t large_head_bytes = 16 * 1024 * 1024;
+  // The kernel's send buffer of each connection (SO_SNDBUF; 0: the
+  // kernel's own, which grows with the connection).
+  int send_buffer_bytes = 0;
+};
+
+// What the front refused or cut off (for /metrics).
+struct HttpFrontCounters {
+  std::size_t open = 0;               // connections open now
+  std::size_t refused_address = 0;    // past connections_per_address
+  std::size_t refused_total = 0;      // past max_connections
+  std::size_t refused_large_head = 0; // heads refused for the large-head budget
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -204,6 +240,7 @@ class HttpServer {
   // then closes every connection.
   void stop(std::chrono::milliseconds grace);
   std::size_t in_flight() const;
+  HttpFrontCounters counters() const;
   // Requests waiting in a lane's queue for a worker.
   std::size_t queued(Lane lane) const;
   // Called by a search between stretches of its work, on the searches'

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -40,10 +42,11 @@ class Client {
     ssize_t n;
     while ((n = ::recv(fd_, buffer, sizeof buffer, 0)) > 0)
       out.append(buffer, static_cast<std::size_t>(n));
-    closed_ = n == 0;
+    closed_ = n == 0 || (n < 0 && errno == ECONNRESET);
     return out;
   }
-  // The last read found the connection closed by the server (not timed out).
+  // The last read found the connection closed (or reset) by the server
+  // (not timed out).
   bool closed() const { return closed_; }
   void send(std::string_view bytes) {
     while (!bytes.empty()) {
@@ -70,7 +73,7 @@ class Client {
         }
       }
       const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      closed_ = n == 0;
+      closed_ = n == 0 || (n < 0 && errno == ECONNRESET);
       if (n <= 0) return out;
       out.append(buffer, static_cast<std::size_t>(n));
     }

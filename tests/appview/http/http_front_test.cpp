@@ -270,6 +270,51 @@ TEST_F(HttpFrontTest, SearchesRunInTheirOwnLaneAtALowerPriority) {
   EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), base_nice) << "the test's own thread is untouched";
 }
 
+// One client's searches hold at most their share of the lane: past it its
+// next is 429 at once, while another client's waits its turn and is
+// answered.
+TEST_F(HttpFrontTest, OneClientCannotHoldTheSearchesLane) {
+  HttpServerOptions options;
+  options.workers = 1;
+  options.search_workers = 1;
+  options.max_searches_queued = 4;
+  options.searches_per_client = 1;
+  options.admit = [](const HttpRequestHead& head) {
+    Admission admission;
+    admission.body_limit = 1024;
+    if (head.path.starts_with("/search")) {
+      admission.lane = Lane::kSearches;
+      admission.client = head.header("x-client");
+    }
+    return admission;
+  };
+  std::shared_future<void> released = release_.get_future().share();
+  auto busy = std::make_shared<std::promise<void>>();
+  std::future<void> held = busy->get_future();
+  start(std::move(options), [busy, released](const HttpRequest& request) {
+    if (request.path == "/search-held") {
+      busy->set_value();
+      released.wait();
+    }
+    return plain(200, request.path);
+  });
+  Client held_search(port_);
+  held_search.send("GET /search-held HTTP/1.1\r\nHost: h\r\nX-Client: a\r\n\r\n");
+  held.wait();
+  const std::string again = request("GET /search-a HTTP/1.1\r\nHost: h\r\nX-Client: a\r\n\r\n");
+  EXPECT_TRUE(again.starts_with("HTTP/1.1 429")) << again;
+  EXPECT_NE(again.find("Retry-After: 1"), std::string::npos) << again;
+  Client other(port_);
+  other.send("GET /search-b HTTP/1.1\r\nHost: h\r\nX-Client: b\r\n\r\n");
+  while (server_->queued(Lane::kSearches) < 1) std::this_thread::yield();
+  release_worker();
+  EXPECT_TRUE(held_search.response().ends_with("/search-held"));
+  EXPECT_TRUE(other.response().ends_with("/search-b"));
+  // Its search answered, the client has its place again.
+  EXPECT_TRUE(request("GET /search-a HTTP/1.1\r\nHost: h\r\nX-Client: a\r\n\r\n")
+                  .ends_with("/search-a"));
+}
+
 // A search gives way between stretches of its work: while requests wait
 // for the request workers it sleeps, at most its allowance; with nothing
 // waiting it does not sleep; off the searches' lane give_way does nothing.
