@@ -93,6 +93,14 @@ struct Config {
   bool max_streams_set = false;
   std::size_t stream_buffer_bytes = 256 * 1024;
   int stream_stall_seconds = 30;
+  // What every stream together may keep queued: past it, the streams
+  // keeping the most past their own bound are closed first.
+  std::size_t stream_buffer_total_bytes = 64 * 1024 * 1024;
+  // Connections to the HTTP front: from one address (an IPv6 /64; the
+  // trusted proxies are exempt), and in all (0: what the open-files limit
+  // leaves); the last few of all only answer health and the operators.
+  int connections_per_address = 256;
+  int max_connections = 0;
   // The largest answer of a page (getChildren, getWindow, getChanges,
   // getAncestors): a page stops short of it, with a cursor where it has one.
   std::size_t max_answer_bytes = 1024 * 1024;

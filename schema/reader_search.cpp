@@ -103,19 +103,41 @@ Result<std::vector<TagCount>> Reader::tags(std::string_view did, std::string_vie
     }
     return out;
   }
-  // The tags starting with the prefix, at most kMaxTagsScanned of them (in
-  // tag order), the most used first.
+  // The tags starting with the prefix, the most used first: when at most
+  // kTagsScanned start with it, all of them (in tag order) sorted here;
+  // when more do (a broad prefix), the repo's tags in the order of their
+  // use, those starting with it kept, at most kTagsWalked read (the first
+  // found are the most used: a page cut short there is still right).
+  constexpr int kTagsScanned = 10'000;
+  constexpr int kTagsWalked = 200'000;
   const std::string low = fold_tag(prefix);
   auto stmt = db_.prepare(
       "SELECT tag, n FROM search_tags WHERE did = ?1 AND tag >= ?2 AND tag < ?2 || x'FF'"
-      " LIMIT 10000");
+      " LIMIT ?3");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind(1, did).bind(2, low);
+  (*stmt)->bind(1, did).bind(2, low).bind(3, kTagsScanned + 1);
   while (true) {
     auto row = (*stmt)->step();
     if (!row) return pass(row);
     if (!*row) break;
     out.push_back({(*stmt)->text(0), (*stmt)->integer(1)});
+  }
+  if (out.size() > static_cast<std::size_t>(kTagsScanned)) {
+    out.clear();
+    auto used = db_.prepare(
+        "SELECT tag, n FROM search_tags INDEXED BY search_tags_used WHERE did = ?1"
+        " ORDER BY n DESC, tag LIMIT ?2");
+    if (!used) return pass(used);
+    (*used)->bind(1, did).bind(2, kTagsWalked);
+    while (out.size() < static_cast<std::size_t>(limit)) {
+      auto row = (*used)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      if ((*used)->text_view(0).starts_with(low)) {
+        out.push_back({(*used)->text(0), (*used)->integer(1)});
+      }
+    }
+    return out;
   }
   std::sort(out.begin(), out.end(), [](const TagCount& a, const TagCount& b) {
     return a.count != b.count ? a.count > b.count : a.tag < b.tag;

@@ -93,6 +93,7 @@ std::optional<appview::StreamLimits> stream_limits(const appview::Config& config
   limits.total = static_cast<std::size_t>(config.max_streams);
   limits.buffer_bytes = config.stream_buffer_bytes;
   limits.stall = std::chrono::seconds(config.stream_stall_seconds);
+  limits.total_buffer_bytes = config.stream_buffer_total_bytes;
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return limits;
   const auto fits = files.rlim_cur > kOtherFiles ? files.rlim_cur - kOtherFiles : 1;
@@ -238,7 +239,8 @@ std::unique_ptr<appview::InjectedFaults> fault_injection(appview::AppContext& co
 
 // The HTTP front's options, calling `api` (and counting waits in `metrics`).
 appview::HttpServerOptions http_options(const appview::Config& config, appview::Api& api,
-                                        appview::RequestMetrics& metrics) {
+                                        appview::RequestMetrics& metrics,
+                                        const appview::TrustedProxies& proxies) {
   appview::HttpServerOptions http;
   http.bind = config.bind;
   http.port = config.port;
@@ -262,9 +264,16 @@ appview::HttpServerOptions http_options(const appview::Config& config, appview::
   // refused at once (429), counted as the searches' own refusals are.
   http.search_workers = appview::search_places(config);
   http.max_searches_queued = 4 * static_cast<std::size_t>(appview::search_places(config));
+  // Of those, one client address may hold two (one running, the next
+  // waiting: a typing user's): one address cannot take the lane.
+  http.searches_per_client = 2;
   http.overflowed = [&metrics](appview::Lane lane) {
     if (lane == appview::Lane::kSearches) ++metrics.search_refused;
   };
+  http.connections_per_address = static_cast<std::size_t>(config.connections_per_address);
+  http.max_connections = static_cast<std::size_t>(config.max_connections);
+  // The operator's own proxies carry everyone's connections.
+  http.uncapped = [&proxies](const std::string& remote) { return proxies.contains(remote); };
   return http;
 }
 
@@ -344,7 +353,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     return api.handle(request);
   };
   if (faults) handler = faults->decorate(std::move(handler));
-  appview::HttpServer server(http_options(*config, api, context.metrics), std::move(handler));
+  appview::HttpServer server(http_options(*config, api, context.metrics, context.proxies), std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
   context.give_way = [&server](std::chrono::microseconds allowance) {
     return server.give_way(allowance);

@@ -41,6 +41,9 @@ struct StreamLimits {
   std::size_t per_client = 8;
   std::size_t total = 10'000;
   std::size_t buffer_bytes = 256 * 1024;
+  // What every stream together may keep queued: past it, the streams that
+  // keep the most past `buffer_bytes` are closed (stalled) until it holds.
+  std::size_t total_buffer_bytes = 64 * 1024 * 1024;
   std::chrono::milliseconds stall{30'000};
   std::chrono::milliseconds heartbeat{15'000};
   // How often the change sequence is read for commits of other processes.

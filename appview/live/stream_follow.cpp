@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 
 #include "schema/reader.hpp"
 
@@ -82,12 +84,18 @@ void StreamFollower::add(StreamRequest request, std::shared_ptr<HeldAnswer> answ
   // page never locks its user out).
   auto& mine = clients_[stream.client];
   while (mine.size() > limits_.per_client) {
+    // One whose client is not reading what it has is cut off at once; the
+    // others are told why, and what they have queued must go out within the
+    // front's write timeout.
+    const bool reading = streams_.at(mine.front()).answer->queued() < limits_.buffer_bytes;
     std::string text;
-    sse_event(text, -1, "error",
-              error_data("TooManyStreams",
-                         "this client opened more streams than "
-                         "limits.streamsPerClient; the oldest ends"));
-    close(mine.front(), StreamEnd::kReplaced, text);
+    if (reading) {
+      sse_event(text, -1, "error",
+                error_data("TooManyStreams",
+                           "this client opened more streams than "
+                           "limits.streamsPerClient; the oldest ends"));
+    }
+    close(mine.front(), StreamEnd::kReplaced, text, !reading);
   }
   if (!request.cursor) {
     // Where it starts: a reconnect before any change resumes from here.
@@ -280,17 +288,37 @@ void StreamFollower::heartbeat(const std::string& repo) {
 void StreamFollower::sweep() {
   const auto at = now();
   std::vector<std::pair<std::uint64_t, StreamEnd>> ending;
+  // What every stream keeps queued, together: past the total bound, those
+  // keeping the most are closed first (the ones past their own bound before
+  // any other), until it holds.
+  std::size_t total = 0;
+  std::vector<std::tuple<bool, std::size_t, std::uint64_t>> heaviest;
   for (auto& [serial, stream] : streams_) {
     if (stream.answer->over()) {
       ending.emplace_back(serial, StreamEnd::kClient);
       continue;
     }
-    if (stream.answer->queued() <= limits_.buffer_bytes) {
+    const std::size_t queued = stream.answer->queued();
+    total += queued;
+    if (queued > 0) heaviest.emplace_back(queued > limits_.buffer_bytes, queued, serial);
+    if (queued <= limits_.buffer_bytes) {
       stream.full_since.reset();
     } else if (!stream.full_since) {
       stream.full_since = at;
     } else if (at - *stream.full_since >= limits_.stall) {
       ending.emplace_back(serial, StreamEnd::kStalled);
+    }
+  }
+  if (total > limits_.total_buffer_bytes) {
+    std::sort(heaviest.begin(), heaviest.end(), std::greater<>());
+    for (const auto& [past, queued, serial] : heaviest) {
+      if (total <= limits_.total_buffer_bytes) break;
+      total -= queued;
+      if (std::find_if(ending.begin(), ending.end(), [serial = serial](const auto& end) {
+            return end.first == serial;
+          }) == ending.end()) {
+        ending.emplace_back(serial, StreamEnd::kStalled);
+      }
     }
   }
   for (const auto& [serial, why] : ending) {

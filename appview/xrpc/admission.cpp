@@ -125,8 +125,12 @@ Admission Api::admit_method(const HttpRequestHead& head, const ApiMethod& method
   // A held answer only opens in its handler: the streams' lane, where a
   // crowd reconnecting after a restart waits without filling the requests'.
   if (method.answer == AnswerBound::kHeld) admission.lane = Lane::kStreams;
-  // Searches in theirs: their cost is not the other requests' to feel.
-  if (method.lane == MethodLane::kSearches) admission.lane = Lane::kSearches;
+  // Searches in theirs: their cost is not the other requests' to feel; and
+  // a place a client there (by address), so one cannot hold the lane.
+  if (method.lane == MethodLane::kSearches) {
+    admission.lane = Lane::kSearches;
+    admission.client = context_.proxies.client_key(head);
+  }
   return admission;
 }
 

@@ -1,5 +1,6 @@
 #include "firehose/client/name_lookup.hpp"
 
+#include <algorithm>
 #include <system_error>
 #include <thread>
 
@@ -16,8 +17,51 @@ struct NameLookups::Pending {
   addrinfo* found = nullptr;
 };
 
-NameLookups::NameLookups(std::size_t max_running, Lookup lookup)
-    : max_running_(max_running), lookup_(lookup) {}
+namespace {
+thread_local const std::string* current_client = nullptr;
+}  // namespace
+
+NameLookups::ForClient::ForClient(std::string client)
+    : client_(std::move(client)), outer_(current_client) {
+  current_client = &client_;
+}
+
+NameLookups::ForClient::~ForClient() { current_client = outer_; }
+
+NameLookups::NameLookups(std::size_t max_running, Lookup lookup, std::size_t request_share,
+                         std::size_t per_client)
+    : max_running_(max_running),
+      lookup_(lookup),
+      request_share_(request_share > 0 ? std::min(request_share, max_running) : max_running / 2),
+      per_client_(per_client) {}
+
+std::optional<std::string> NameLookups::take_place(const std::string& client,
+                                                   const std::string& host) {
+  std::lock_guard lock(mutex_);
+  if (running_ >= max_running_) {
+    return "cannot resolve " + host + ": too many name lookups wait on name servers";
+  }
+  if (!client.empty()) {
+    auto& mine = clients_[client];
+    if (requests_running_ >= request_share_ || mine >= per_client_) {
+      if (mine == 0) clients_.erase(client);
+      return "cannot resolve " + host + ": too many name lookups wait on name servers";
+    }
+    ++mine;
+    ++requests_running_;
+  }
+  ++running_;
+  return std::nullopt;
+}
+
+void NameLookups::give_place(const std::string& client) {
+  // Under mutex_.
+  --running_;
+  if (client.empty()) return;
+  --requests_running_;
+  auto mine = clients_.find(client);
+  if (mine != clients_.end() && --mine->second == 0) clients_.erase(mine);
+}
 
 NameLookups::~NameLookups() {
   std::unique_lock lock(mutex_);
@@ -45,17 +89,11 @@ Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::str
       literal != nullptr) {
     return AddressInfo(literal);
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (running_ >= max_running_) {
-      return fail(ErrorCode::kUpstreamFailure,
-                  "cannot resolve " + host + ": too many name lookups wait on name servers");
-    }
-    ++running_;
-  }
+  const std::string client = current_client != nullptr ? *current_client : std::string();
+  if (auto refused = take_place(client, host)) return fail(ErrorCode::kUpstreamFailure, *refused);
   auto pending = std::make_shared<Pending>();
   try {
-    std::thread([this, pending, host, port, hints] {
+    std::thread([this, pending, host, port, hints, client] {
       addrinfo* found = nullptr;
       const int status =
           lookup_(host.c_str(), port.empty() ? nullptr : port.c_str(), &hints, &found);
@@ -63,7 +101,7 @@ Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::str
         // Counted out first, and `this` not touched after: its destructor
         // waits for no more than this.
         std::lock_guard lock(mutex_);
-        --running_;
+        give_place(client);
         ended_.notify_all();
       }
       std::lock_guard lock(pending->mutex);
@@ -78,7 +116,7 @@ Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::str
     }).detach();
   } catch (const std::system_error&) {
     std::lock_guard lock(mutex_);
-    --running_;
+    give_place(client);
     return fail(ErrorCode::kUpstreamFailure,
                 "cannot resolve " + host + ": no thread to look it up");
   }

@@ -1,5 +1,6 @@
 #include "firehose/identity/fetcher.hpp"
 
+#include "firehose/client/name_lookup.hpp"
 #include "firehose/client/network_policy.hpp"
 
 namespace bulleted::identity {
@@ -29,26 +30,31 @@ std::string failure_key(FetchKind kind, const firehose::XrpcRequest& request) {
 FetchGate::Place::~Place() {
   if (gate_ == nullptr) return;
   std::lock_guard lock(gate_->mutex_);
-  if (--gate_->clients_[client_] <= 0) gate_->clients_.erase(client_);
+  auto& clients = gate_->clients_[static_cast<std::size_t>(share_)];
+  if (--clients[client_] <= 0) clients.erase(client_);
 }
 
-std::optional<FetchGate::Place> FetchGate::try_enter(const std::string& client, int per_client) {
+std::optional<FetchGate::Place> FetchGate::try_enter(const std::string& client, int per_client,
+                                                     Target share) {
   std::lock_guard lock(mutex_);
+  auto& clients = clients_[static_cast<std::size_t>(share)];
   int held = 0;
-  for (const auto& [name, count] : clients_) held += count;
-  auto mine = clients_.find(client);
-  if ((mine != clients_.end() && mine->second >= per_client) || held >= total_) {
+  for (const auto& [name, count] : clients) held += count;
+  auto mine = clients.find(client);
+  if ((mine != clients.end() && mine->second >= per_client) || held >= total_) {
     refused_++;
     return std::nullopt;
   }
-  ++clients_[client];
-  return Place(this, client);
+  ++clients[client];
+  return Place(this, client, share);
 }
 
 int FetchGate::held() const {
   std::lock_guard lock(mutex_);
   int held = 0;
-  for (const auto& [name, count] : clients_) held += count;
+  for (const auto& clients : clients_) {
+    for (const auto& [name, count] : clients) held += count;
+  }
   return held;
 }
 
@@ -61,13 +67,16 @@ RequestScope::~RequestScope() { current_scope = outer_; }
 
 RequestScope* RequestScope::current() { return current_scope; }
 
-bool RequestScope::hold(int per_client) { return hold_as(client_, per_client); }
+bool RequestScope::hold(int per_client, Target share) {
+  return hold_as(client_, per_client, share);
+}
 
-bool RequestScope::hold_as(const std::string& client, int per_client) {
-  if (place_) return true;
-  auto place = gate_.try_enter(client, per_client);
-  if (!place) return false;
-  place_.emplace(std::move(*place));
+bool RequestScope::hold_as(const std::string& client, int per_client, Target share) {
+  auto& place = places_[static_cast<std::size_t>(share)];
+  if (place) return true;
+  auto entered = gate_.try_enter(client, per_client, share);
+  if (!entered) return false;
+  place.emplace(std::move(*entered));
   return true;
 }
 
@@ -133,12 +142,19 @@ Result<firehose::XrpcReply> Fetcher::fetch(FetchKind kind, Target target,
       return refused;
     }
   }
-  if (RequestScope* scope = RequestScope::current(); scope != nullptr && !scope->hold()) {
+  // A place of the target's share: the operator's hosts never wait behind
+  // requests' waits on the network's.
+  RequestScope* scope = RequestScope::current();
+  if (scope != nullptr && !scope->hold(1, target)) {
     Error busy{ErrorCode::kUnavailable,
                "the app view is waiting on other hosts for other requests; retry in a second"};
     busy.retry_after_seconds = 1;
     return std::unexpected(busy);
   }
+  // A request's lookups of the network's names count as its client's, in
+  // their share; the operator's hosts are looked up in the process's own.
+  std::optional<firehose::NameLookups::ForClient> looking_up;
+  if (scope != nullptr && target == Target::kNetwork) looking_up.emplace(scope->client());
   sent_++;
   // The network's host is checked again on the addresses connected to.
   firehose::XrpcRequest sent = request;

@@ -76,35 +76,43 @@ enum class Target {
 };
 
 // Places for fetches made while serving requests: at most `total` requests
-// hold one at once, and a client holds at most one.
+// hold one of a share at once, and a client holds at most one.
 class FetchGate {
  public:
   explicit FetchGate(int total) : total_(std::max(1, total)) {}
   int total() const { return total_; }
-  // A place for `client`, or nullopt when the client holds `per_client`
-  // already or every place is taken.
+  // A place for `client` in `share` (fetches to the network's hosts, or to
+  // the operator's: each share has `total` places of its own, so requests
+  // waiting on slow hosts of the network never keep another's fetch of the
+  // PLC directory waiting), or nullopt when the client holds `per_client`
+  // of that share already or every place of it is taken.
   class Place;
-  std::optional<Place> try_enter(const std::string& client, int per_client = 1);
+  std::optional<Place> try_enter(const std::string& client, int per_client = 1,
+                                 Target share = Target::kNetwork);
   int held() const;
   std::uint64_t refused() const { return refused_.load(); }
 
   class Place {
    public:
-    Place(FetchGate* gate, std::string client) : gate_(gate), client_(std::move(client)) {}
+    Place(FetchGate* gate, std::string client, Target share)
+        : gate_(gate), client_(std::move(client)), share_(share) {}
     Place(Place&& other) noexcept
-        : gate_(std::exchange(other.gate_, nullptr)), client_(std::move(other.client_)) {}
+        : gate_(std::exchange(other.gate_, nullptr)),
+          client_(std::move(other.client_)),
+          share_(other.share_) {}
     Place& operator=(Place&&) = delete;
     ~Place();
 
    private:
     FetchGate* gate_;
     std::string client_;
+    Target share_;
   };
 
  private:
   int total_;
   mutable std::mutex mutex_;
-  std::map<std::string, int> clients_;
+  std::map<std::string, int> clients_[2];  // by share
   std::atomic<std::uint64_t> refused_{0};
 };
 
@@ -119,17 +127,18 @@ class RequestScope {
 
   // The scope of this thread's request, or nullptr.
   static RequestScope* current();
-  // Holds a place of the gate for the rest of the request; false when none
-  // is free (or the client's requests hold `per_client` already).
-  bool hold(int per_client = 1);
+  const std::string& client() const { return client_; }
+  // Holds a place of the gate's `share` for the rest of the request; false
+  // when none is free (or the client's requests hold `per_client` already).
+  bool hold(int per_client = 1, Target share = Target::kNetwork);
   // The same, the place counted as `client`'s (an account rather than the
   // address it came from) when the request holds none yet.
-  bool hold_as(const std::string& client, int per_client);
+  bool hold_as(const std::string& client, int per_client, Target share = Target::kNetwork);
 
  private:
   FetchGate& gate_;
   std::string client_;
-  std::optional<FetchGate::Place> place_;
+  std::optional<FetchGate::Place> places_[2];  // by share
   RequestScope* outer_;
 };
 

@@ -118,6 +118,32 @@ TEST_F(SearchTest, TagsAreCountedOncePerNodeMostUsedFirst) {
   EXPECT_TRUE(index_matches());
 }
 
+// A prefix that more than ten thousand tags start with still finds the
+// most used of them (it sorted the first ten thousand in tag order, and
+// missed one used more that came after them).
+TEST_F(SearchTest, ABroadTagPrefixStillFindsTheMostUsedTags) {
+  std::vector<schema::RecordOp> ops;
+  for (int i = 0; i < 10'050; ++i) {
+    char tag[16];
+    std::snprintf(tag, sizeof tag, "#p%05d", i);
+    ops.push_back(op_of({.rkey = "n" + std::to_string(i), .text = tag}));
+  }
+  for (int i = 0; i < 3; ++i) {
+    ops.push_back(op_of({.rkey = "z" + std::to_string(i), .text = "#pzz and #other"}));
+  }
+  apply(std::move(ops));
+  auto tags = store_->read().tags(kAlice, "#p", 2);
+  ASSERT_TRUE(tags.has_value()) << tags.error().message;
+  ASSERT_EQ(tags->size(), 2u);
+  EXPECT_EQ((*tags)[0].tag, "#pzz");
+  EXPECT_EQ((*tags)[0].count, 3);
+  EXPECT_EQ((*tags)[1].tag, "#p00000") << "then the rest, most used first, by tag";
+  auto narrow = store_->read().tags(kAlice, "#p0000", 3);
+  ASSERT_TRUE(narrow.has_value());
+  ASSERT_EQ(narrow->size(), 3u);
+  EXPECT_EQ((*narrow)[0].tag, "#p00000");
+}
+
 TEST_F(SearchTest, ARootScopesToItsDescendantsAfterMoves) {
   put({.rkey = "r", .text = "root word"});
   put({.rkey = "c", .parent = "r", .text = "child word"});

@@ -190,6 +190,45 @@ TEST_F(StreamFollowTest, PastItsLimitAClientLosesItsOldestStream) {
   EXPECT_EQ(counters_.closed[static_cast<std::size_t>(StreamEnd::kReplaced)].load(), 1);
 }
 
+// A stream replaced while its client reads nothing of what it has queued
+// is cut off at once (its queue dropped): it is not left to send what its
+// client will never take.
+TEST_F(StreamFollowTest, AReplacedStreamWhoseClientDoesNotReadIsCutOffAtOnce) {
+  follower_ = make({.per_client = 1, .buffer_bytes = 4096});
+  auto stuck = open(std::nullopt);
+  stuck->holding = true;
+  stuck->waiting = 5000;  // past the bound: its client takes nothing
+  auto next = open(std::nullopt);
+  EXPECT_TRUE(stuck->ended);
+  EXPECT_TRUE(stuck->aborted);
+  EXPECT_EQ(stuck->text.find("TooManyStreams"), std::string::npos);
+  auto newest = open(std::nullopt);
+  EXPECT_TRUE(next->ended);
+  EXPECT_FALSE(next->aborted) << "a reading client is told why, and gets what is queued";
+  EXPECT_EQ(events_of(next->text).back().data["error"], "TooManyStreams");
+  EXPECT_EQ(counters_.closed[static_cast<std::size_t>(StreamEnd::kReplaced)].load(), 2);
+}
+
+// What all streams keep queued is bounded: past the total, the streams
+// keeping the most are closed until it holds, the others kept.
+TEST_F(StreamFollowTest, PastTheTotalBoundTheStreamsKeepingTheMostAreClosed) {
+  follower_ = make({.buffer_bytes = 4096, .total_buffer_bytes = 10'000});
+  std::vector<std::shared_ptr<RecordingAnswer>> answers;
+  for (std::size_t queued : {5000u, 6000u, 1000u, 0u}) {
+    answers.push_back(open(std::nullopt, "did:plc:alice", "10.0.0." + std::to_string(queued)));
+    answers.back()->holding = true;
+    answers.back()->waiting = queued;
+  }
+  turn();
+  EXPECT_TRUE(answers[1]->ended) << "the heaviest";
+  EXPECT_TRUE(answers[1]->aborted);
+  EXPECT_FALSE(answers[0]->ended) << "under the total once the heaviest is gone";
+  EXPECT_FALSE(answers[2]->ended);
+  EXPECT_FALSE(answers[3]->ended);
+  EXPECT_EQ(counters_.closed[static_cast<std::size_t>(StreamEnd::kStalled)].load(), 1);
+  EXPECT_EQ(follower_->size(), 3u);
+}
+
 TEST_F(StreamFollowTest, CommitsOfAnotherProcessAreFound) {
   auto answer = open(std::nullopt);
   turn();

@@ -95,5 +95,62 @@ TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThr
   EXPECT_EQ((*answered)->ai_family, AF_INET);
 }
 
+// A second name server like held_lookup, released on its own.
+std::mutex g_share_mutex;
+std::condition_variable g_share_changed;
+bool g_share_released = false;
+int g_share_asked = 0;
+
+int share_lookup(const char* /*host*/, const char* port, const addrinfo* hints, addrinfo** found) {
+  {
+    std::unique_lock lock(g_share_mutex);
+    ++g_share_asked;
+    g_share_changed.notify_all();
+    g_share_changed.wait(lock, [] { return g_share_released; });
+  }
+  return getaddrinfo("127.0.0.1", port, hints, found);
+}
+
+// Requests naming names on a slow name server take at most their share of
+// the places, one client at most its own part of that (lookups left behind
+// included); the process's own lookups (the operator's hosts, the
+// firehose's) still find a place.
+TEST(NameLookups, RequestsKeepToTheirShareAndOneClientToItsPart) {
+  NameLookups lookups(8, share_lookup, 4, 2);
+  auto soon = [] { return steady_clock::now() + std::chrono::milliseconds(20); };
+  auto message = [&](const char* host) {
+    auto found = lookups.look_up(host, "", stream_hints(), soon());
+    return found ? std::string("found") : found.error().message;
+  };
+  {
+    NameLookups::ForClient a("a");
+    EXPECT_EQ(message("one.slow.test"), "resolving one.slow.test: timed out");
+    EXPECT_EQ(message("two.slow.test"), "resolving two.slow.test: timed out");
+    EXPECT_NE(message("three.slow.test").find("too many name lookups"), std::string::npos)
+        << "the client's third, while its two are left behind";
+  }
+  {
+    NameLookups::ForClient b("b");
+    EXPECT_EQ(message("four.slow.test"), "resolving four.slow.test: timed out");
+    EXPECT_EQ(message("five.slow.test"), "resolving five.slow.test: timed out");
+  }
+  {
+    NameLookups::ForClient c("c");
+    EXPECT_NE(message("six.slow.test").find("too many name lookups"), std::string::npos)
+        << "the requests' share is taken";
+  }
+  EXPECT_EQ(message("plc.operator.test"), "resolving plc.operator.test: timed out")
+      << "the process's own lookup found a place (and waited on the name server)";
+  {
+    std::unique_lock lock(g_share_mutex);
+    g_share_changed.wait(lock, [] { return g_share_asked == 5; });
+    g_share_released = true;
+    g_share_changed.notify_all();
+  }
+  while (lookups.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  NameLookups::ForClient c("c");
+  EXPECT_EQ(message("seven.slow.test"), "found") << "places come back";
+}
+
 }  // namespace
 }  // namespace bulleted::firehose

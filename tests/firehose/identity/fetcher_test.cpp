@@ -185,7 +185,7 @@ TEST(FetcherTest, ANetworkNameIsLookedUpOnlyWithAPlaceAndARefusedAddressIsRememb
   FetchGate gate(1);
   auto first = std::async(std::launch::async, [&] {
     RequestScope scope(gate, "addr 198.51.100.1");
-    return fetcher->fetch(FetchKind::kDidDocument, Target::kOperator, kDocument);
+    return fetcher->fetch(FetchKind::kDidDocument, Target::kNetwork, kDocument);
   });
   tarpit.wait_for_waiting(1);
   // The name's servers are the network's to choose (and to make slow): a
@@ -226,6 +226,21 @@ TEST(FetcherTest, AClientMayHoldAsManyPlacesAsItsKindOfCallAllows) {
   EXPECT_EQ(gate.held(), 3);
   one.reset();
   EXPECT_TRUE(gate.try_enter("addr 198.51.100.1", 2));
+}
+
+// Fetches to the operator's hosts (the PLC directory) have places of their
+// own: requests waiting on the network's hosts cannot take them.
+TEST(FetcherTest, TheOperatorsShareIsNotTakenByFetchesToTheNetwork) {
+  FetchGate gate(2);
+  auto a = gate.try_enter("addr 198.51.100.1");
+  auto b = gate.try_enter("addr 198.51.100.2");
+  EXPECT_FALSE(gate.try_enter("addr 198.51.100.3")) << "the network's share is taken";
+  auto plc = gate.try_enter("addr 198.51.100.3", 1, Target::kOperator);
+  EXPECT_TRUE(plc);
+  EXPECT_EQ(gate.held(), 3);
+  RequestScope scope(gate, "addr 198.51.100.4");
+  EXPECT_FALSE(scope.hold());
+  EXPECT_TRUE(scope.hold(1, Target::kOperator));
 }
 
 TEST(FetcherTest, ARequestMayCountItsPlaceAsItsAccounts) {
