@@ -255,7 +255,7 @@ try {
     assertEqual(await exited, 0, 'a clean exit');
   });
 
-  await startServer({ streamsPerClient: 1000, maxStreams: 1000 }, 2);
+  await startServer({ streamsPerClient: 1000, maxStreams: 1000, connectionsPerAddress: 2000 }, 2);
 
   await runner.test('a thousand idle streams hold no worker and little memory; past maxStreams: 503 TooManyStreams', async () => {
     const before = rssKiB();

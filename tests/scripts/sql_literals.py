@@ -23,7 +23,8 @@ if sys.argv[1:] == ["--self-test"]:
         print("self-test: spliced SQL is caught")
         sys.exit(0)
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[2])
-CALL = re.compile(r"\b(?:prepare|exec|query_value<[^>]*>|query_texts)\(\s*(?:\*?db_?\s*,\s*)?", re.S)
+# (A Beast buffer's prepare(), which takes a size, is not a database's.)
+CALL = re.compile(r"(?<!buffer_\.)\b(?:prepare|exec|query_value<[^>]*>|query_texts)\(\s*(?:\*?db_?\s*,\s*)?", re.S)
 # SQL made without data: the migration table, PRAGMA user_version = <integer>,
 # transaction verbs, and the name of a helper's own SQL parameter.
 ALLOWED = ("kMigrations[", "bump.c_str()", "kind == Kind::kWrite ?", "sql", "text.c_str()",
