@@ -65,6 +65,7 @@ Result<ChangesPage> Reader::changes(std::string_view did, std::optional<std::str
     page.changes.push_back(
         Change{(*stmt)->integer(0) != 0, (*stmt)->text(1), std::nullopt, (*stmt)->integer(2)});
   }
+  page.more = limit > 0 && page.changes.size() >= static_cast<std::size_t>(limit);
   // A delete costs its record key; an upsert its node's view.
   std::size_t used = 0;
   for (std::size_t i = 0; i < page.changes.size(); ++i) {
@@ -78,6 +79,7 @@ Result<ChangesPage> Reader::changes(std::string_view did, std::optional<std::str
     }
     if (i > 0 && used + cost > max_bytes) {
       page.changes.resize(i);
+      page.more = true;
       break;
     }
     used += cost;

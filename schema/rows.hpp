@@ -247,6 +247,9 @@ struct Change {
 struct ChangesPage {
   std::vector<Change> changes;
   std::string cursor;  // pass back to continue; stays put when nothing changed
+  // Whether there may be more after it (the page was cut at its limit or
+  // its bytes); false: it read to the repo's last change.
+  bool more = false;
 };
 
 // What the index holds for one record of a repo (for resync diffs).

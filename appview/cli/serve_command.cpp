@@ -347,6 +347,15 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                       .service_auth = service_auth.get(),
                       .oauth = parts.oauth.get(),
                       .streams = &streams};
+  // What a client reads through change streams counts against its query
+  // bytes (limits.queryBytesPerMinute), as getChanges' pages do.
+  streams.set_charge([&context](const std::string& client, std::size_t bytes) -> std::size_t {
+    constexpr std::string_view kAddress = "address ";
+    const std::string key = client.starts_with(kAddress) ? client.substr(kAddress.size()) : client;
+    const auto grant =
+        context.query_limits.take_up_to(appview::ClientKey::address(key), static_cast<double>(bytes));
+    return grant.wait ? 0 : static_cast<std::size_t>(grant.units);
+  });
   auto faults = fault_injection(context, parts);
   appview::Api api(context);
   appview::HttpHandler handler = [&api](const appview::HttpRequest& request) {

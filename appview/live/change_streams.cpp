@@ -1,5 +1,7 @@
 #include "appview/live/change_streams.hpp"
 
+#include <optional>
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -79,6 +81,7 @@ struct ChangeStreams::State {
   std::map<std::string, RepoTold> woken;      // repos told of since the last turn
   std::map<std::int64_t, std::int64_t> told;  // commits told: from -> to
   std::unique_ptr<StreamFollower> follower;   // the thread's own
+  std::optional<ChangeStreams::Charge> charge;  // set, not yet handed to the follower
 };
 
 ChangeStreams::ChangeStreams(std::string db_path, int busy_timeout_ms, StreamLimits limits,
@@ -160,6 +163,11 @@ void ChangeStreams::committed(const schema::CommitNotice& notice) {
   state_->wake.notify_one();
 }
 
+void ChangeStreams::set_charge(Charge charge) {
+  std::lock_guard lock(state_->mutex);
+  state_->charge = std::move(charge);
+}
+
 void ChangeStreams::run() {
   StreamFollower& follower = *state_->follower;
   while (true) {
@@ -167,6 +175,7 @@ void ChangeStreams::run() {
     std::map<std::string, RepoTold> woken;
     std::map<std::int64_t, std::int64_t> told;
     bool stopping = false;
+    std::optional<Charge> charge;
     {
       std::unique_lock lock(state_->mutex);
       // Streams behind (catching up, or waiting for their client to take
@@ -182,8 +191,10 @@ void ChangeStreams::run() {
       told.swap(state_->told);
       stopping = state_->stopping;
       state_->pending -= incoming.size();
+      charge.swap(state_->charge);
     }
     try {
+      if (charge) follower.set_charge(std::move(*charge));
       for (auto& [request, answer] : incoming) follower.add(std::move(request), std::move(answer));
       if (stopping) {
         follower.shut_down();

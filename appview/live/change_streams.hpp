@@ -105,6 +105,13 @@ class ChangeStreams {
   Result<void> admit() const;
   // Follows a stream (on the streams' thread; the answer's head is out).
   void open(StreamRequest request, std::shared_ptr<HeldAnswer> answer);
+  // What a client reads through its streams: `charge(client, bytes)` takes
+  // up to `bytes` from the client's budget (StreamRequest::client) and
+  // returns what it granted. A stream whose client's budget is spent
+  // catches up no further until it refills (live changes still go out,
+  // and are counted). Unset: unlimited. Taken up at the next turn.
+  using Charge = std::function<std::size_t(const std::string& client, std::size_t bytes)>;
+  void set_charge(Charge charge);
   // A commit of this process: wakes the streams of its repos. Quick.
   void committed(const schema::CommitNotice& notice);
 

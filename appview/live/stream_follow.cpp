@@ -152,13 +152,21 @@ void StreamFollower::turn(const std::map<std::string, RepoTold>& woken,
     }
     std::sort(behind.begin(), behind.end());
     behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
-    auto next = std::upper_bound(behind.begin(), behind.end(), caught_up_last_);
     CatchUp budget;
-    for (std::size_t i = 0; i < behind.size() && budget.pages > 0 && budget.reads > 0; ++i) {
-      if (next == behind.end()) next = behind.begin();
-      caught_up_last_ = *next++;
-      auto told = due.find(caught_up_last_);
-      serve(caught_up_last_, told == due.end() ? std::nullopt : told->second, &budget);
+    // In rounds: each client is read for once a round (a client with many
+    // streams takes what the others leave).
+    for (int round = 0; round < 8 && budget.pages > 0 && budget.reads > 0; ++round) {
+      const std::size_t pages = budget.pages;
+      const std::size_t reads = budget.reads;
+      budget.clients.clear();
+      auto next = std::upper_bound(behind.begin(), behind.end(), caught_up_last_);
+      for (std::size_t i = 0; i < behind.size() && budget.pages > 0 && budget.reads > 0; ++i) {
+        if (next == behind.end()) next = behind.begin();
+        caught_up_last_ = *next++;
+        auto told = due.find(caught_up_last_);
+        serve(caught_up_last_, told == due.end() ? std::nullopt : told->second, &budget);
+      }
+      if (budget.pages == pages && budget.reads == reads) break;
     }
   }
   std::vector<std::string> beats;
@@ -224,10 +232,18 @@ void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told
     stream->status = *status;
   }
   // One page a cursor a turn: what is left is read on the next turns.
-  for (auto& [cursor, readers] : at) {
+  for (auto& [cursor, at_cursor] : at) {
+    std::vector<Stream*> readers = at_cursor;
     if (catch_up != nullptr) {
       // The rest stay behind, for the next turns.
       if (catch_up->pages == 0 || catch_up->reads == 0) break;
+      // A client is read for once a turn, and only while what it may read
+      // lasts (one byte asked of it): the others stay behind.
+      std::erase_if(readers, [&](Stream* stream) {
+        return catch_up->clients.contains(stream->client) ||
+               (charge_ && charge_(stream->client, 1) == 0);
+      });
+      if (readers.empty()) continue;
       --catch_up->reads;
     }
     auto page = store_->read().changes(repo, std::to_string(cursor), kPageChanges,
@@ -240,7 +256,10 @@ void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told
       for (Stream* stream : readers) set_behind(*stream, false);
       continue;
     }
-    if (catch_up != nullptr) --catch_up->pages;
+    if (catch_up != nullptr) {
+      --catch_up->pages;
+      for (Stream* stream : readers) catch_up->clients.insert(stream->client);
+    }
     std::string text;
     std::string data;
     for (const auto& change : page->changes) {
@@ -252,15 +271,18 @@ void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told
     const auto count = static_cast<std::int64_t>(page->changes.size());
     const double waited =
         told ? std::chrono::duration<double>(Clock::now() - told->at).count() : -1;
-    // Past what was told, nothing more is known to be there; short of it
-    // (or not told), there may be more: read on (the next read finds none,
-    // or the rest).
-    const bool reached = told && told->seq > 0 && last >= told->seq;
+    // A page that read to the repo's last change, or past what was told:
+    // nothing more is known to be there (a heartbeat's read leaves a live
+    // stream live). Short of it, there may be more: read on (the next read
+    // finds none, or the rest).
+    const bool reached = !page->more || (told && told->seq > 0 && last >= told->seq);
     for (Stream* stream : readers) {
       if (!stream->answer->write(text)) continue;
       stream->cursor = stream->last_id = last;
       counters_.events += count;
       if (waited >= 0) counters_.delivered(waited, count);
+      // What it read counts against what its client may read.
+      if (charge_) charge_(stream->client, text.size());
       set_behind(*stream, !reached);
     }
   }

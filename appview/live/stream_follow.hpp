@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class StreamFollower {
   void shut_down();
   bool any_behind() const { return behind_ > 0; }
   std::size_t size() const { return streams_.size(); }
+
+  // What a client may read (ChangeStreams::set_charge).
+  void set_charge(ChangeStreams::Charge charge) { charge_ = std::move(charge); }
 
   // The clock, for tests (heartbeats, stalls).
   void set_clock(std::function<Clock::time_point()> clock) { clock_ = std::move(clock); }
@@ -73,9 +77,13 @@ class StreamFollower {
   // What streams behind may read in a turn, in all (repos take turns): a
   // few pages of changes, and more reads that find nothing (a crowd
   // reconnecting after a restart is caught up in a few turns).
+  // A client is read one page for in a round of the turn (four addresses
+  // catching up on 32 streams take a page each before any takes a second,
+  // and another client's stream is read for in the same round).
   struct CatchUp {
     std::size_t pages = 8;
     std::size_t reads = 256;
+    std::set<std::string> clients;  // read for in this turn
   };
   void serve(const std::string& repo, std::optional<RepoTold> told, CatchUp* catch_up = nullptr);
   void heartbeat(const std::string& repo);
@@ -90,6 +98,7 @@ class StreamFollower {
   std::unique_ptr<schema::Store> store_;
   StreamLimits limits_;
   ChangeStreams::ChangeWriter writer_;
+  ChangeStreams::Charge charge_;
   StreamCounters& counters_;
   std::function<Clock::time_point()> clock_;
   std::map<std::uint64_t, Stream> streams_;
