@@ -364,6 +364,7 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   if (faults) handler = faults->decorate(std::move(handler));
   appview::HttpServer server(http_options(*config, api, context.metrics, context.proxies), std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
+  context.front = [&server] { return server.counters(); };
   context.give_way = [&server](std::chrono::microseconds allowance) {
     return server.give_way(allowance);
   };

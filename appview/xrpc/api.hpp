@@ -102,6 +102,8 @@ struct AppContext {
   ordering::TidClock clock;
   RequestMetrics metrics;
   std::function<std::size_t()> in_flight = [] { return std::size_t{0}; };
+  // The front's connections and refusals (for /metrics); unset: none.
+  std::function<HttpFrontCounters()> front;
   // A search's pause for other requests, at most the allowance given (the
   // HTTP front's give_way); it returns what it took. Unset: no pause.
   std::function<std::chrono::microseconds(std::chrono::microseconds)> give_way;

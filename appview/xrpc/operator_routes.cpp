@@ -87,6 +87,22 @@ HttpResponse Api::metrics() {
   std::string text =
       context_.metrics.render(context_.services.firehose, nodes, context_.in_flight(), checkpoints);
   if (context_.services.streams != nullptr) context_.services.streams->counters().render(text);
+  if (context_.front) {
+    const HttpFrontCounters front = context_.front();
+    text += "# HELP bulleted_http_connections Connections open to the HTTP front.\n"
+            "# TYPE bulleted_http_connections gauge\nbulleted_http_connections " +
+            std::to_string(front.open) + "\n";
+    text += "# HELP bulleted_http_refused_total Connections and heads the front refused: "
+            "address (past limits.connectionsPerAddress), total (past limits.maxConnections), "
+            "large_head (the large heads' budget spent).\n"
+            "# TYPE bulleted_http_refused_total counter\n";
+    text += "bulleted_http_refused_total{reason=\"address\"} " +
+            std::to_string(front.refused_address) + "\n";
+    text += "bulleted_http_refused_total{reason=\"total\"} " + std::to_string(front.refused_total) +
+            "\n";
+    text += "bulleted_http_refused_total{reason=\"large_head\"} " +
+            std::to_string(front.refused_large_head) + "\n";
+  }
   return HttpResponse{200, "text/plain; version=0.0.4", std::move(text), {}};
 }
 
