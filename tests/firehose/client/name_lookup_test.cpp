@@ -22,18 +22,32 @@ addrinfo stream_hints(int flags = 0) {
 }
 
 // A name server that answers nobody until released, then answers every
-// name with 127.0.0.1.
-std::mutex g_mutex;
-std::condition_variable g_changed;
-bool g_released = false;
-int g_asked = 0;
+// name with 127.0.0.1; one a test (held_lookup<N> asks the Nth).
+struct HeldNameServer {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool released = false;
+  int asked = 0;
+  void wait_until_asked(int times) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return asked == times; });
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+};
+HeldNameServer g_servers[2];
 
+template <int N>
 int held_lookup(const char* /*host*/, const char* port, const addrinfo* hints, addrinfo** found) {
+  HeldNameServer& server = g_servers[N];
   {
-    std::unique_lock lock(g_mutex);
-    ++g_asked;
-    g_changed.notify_all();
-    g_changed.wait(lock, [] { return g_released; });
+    std::unique_lock lock(server.mutex);
+    ++server.asked;
+    server.changed.notify_all();
+    server.changed.wait(lock, [&] { return server.released; });
   }
   return getaddrinfo("127.0.0.1", port, hints, found);
 }
@@ -60,7 +74,7 @@ TEST(NameLookups, AnAddressWrittenOutIsReadAtOnceAndANameThatIsNoneIsRefused) {
 }
 
 TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThreadsAtMost) {
-  NameLookups lookups(2, held_lookup);
+  NameLookups lookups(2, held_lookup<0>);
   for (int i = 0; i < 2; ++i) {
     auto late = lookups.look_up("slow.example", "", stream_hints(),
                                 steady_clock::now() + std::chrono::milliseconds(20));
@@ -68,10 +82,7 @@ TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThr
     EXPECT_EQ(late.error().code, ErrorCode::kUpstreamFailure);
     EXPECT_EQ(late.error().message, "resolving slow.example: timed out");
   }
-  {
-    std::unique_lock lock(g_mutex);
-    g_changed.wait(lock, [] { return g_asked == 2; });
-  }
+  g_servers[0].wait_until_asked(2);
   EXPECT_EQ(lookups.running(), 2u) << "the lookups left behind still run";
   // Both places are taken: a third is refused at once, however far its
   // deadline, and never reaches the name server.
@@ -81,11 +92,10 @@ TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThr
   EXPECT_NE(third.error().message.find("too many name lookups"), std::string::npos)
       << third.error().message;
   {
-    std::lock_guard lock(g_mutex);
-    EXPECT_EQ(g_asked, 2);
-    g_released = true;
-    g_changed.notify_all();
+    std::lock_guard lock(g_servers[0].mutex);
+    EXPECT_EQ(g_servers[0].asked, 2);
   }
+  g_servers[0].release();
   // The lookups left behind end and free their answers (the sanitizers'
   // build would see one that is not); their places come back.
   while (lookups.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -95,28 +105,12 @@ TEST(NameLookups, ASlowNameServerHoldsItsCallersOnlyUntilTheirDeadlinesAndTwoThr
   EXPECT_EQ((*answered)->ai_family, AF_INET);
 }
 
-// A second name server like held_lookup, released on its own.
-std::mutex g_share_mutex;
-std::condition_variable g_share_changed;
-bool g_share_released = false;
-int g_share_asked = 0;
-
-int share_lookup(const char* /*host*/, const char* port, const addrinfo* hints, addrinfo** found) {
-  {
-    std::unique_lock lock(g_share_mutex);
-    ++g_share_asked;
-    g_share_changed.notify_all();
-    g_share_changed.wait(lock, [] { return g_share_released; });
-  }
-  return getaddrinfo("127.0.0.1", port, hints, found);
-}
-
 // Requests naming names on a slow name server take at most their share of
 // the places, one client at most its own part of that (lookups left behind
 // included); the process's own lookups (the operator's hosts, the
 // firehose's) still find a place.
 TEST(NameLookups, RequestsKeepToTheirShareAndOneClientToItsPart) {
-  NameLookups lookups(8, share_lookup, 4, 2);
+  NameLookups lookups(8, held_lookup<1>, 4, 2);
   auto soon = [] { return steady_clock::now() + std::chrono::milliseconds(20); };
   auto message = [&](const char* host) {
     auto found = lookups.look_up(host, "", stream_hints(), soon());
@@ -141,12 +135,8 @@ TEST(NameLookups, RequestsKeepToTheirShareAndOneClientToItsPart) {
   }
   EXPECT_EQ(message("plc.operator.test"), "resolving plc.operator.test: timed out")
       << "the process's own lookup found a place (and waited on the name server)";
-  {
-    std::unique_lock lock(g_share_mutex);
-    g_share_changed.wait(lock, [] { return g_share_asked == 5; });
-    g_share_released = true;
-    g_share_changed.notify_all();
-  }
+  g_servers[1].wait_until_asked(5);
+  g_servers[1].release();
   while (lookups.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   NameLookups::ForClient c("c");
   EXPECT_EQ(message("seven.slow.test"), "found") << "places come back";
