@@ -352,8 +352,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   streams.set_charge([&context](const std::string& client, std::size_t bytes) -> std::size_t {
     constexpr std::string_view kAddress = "address ";
     const std::string key = client.starts_with(kAddress) ? client.substr(kAddress.size()) : client;
-    const auto grant =
-        context.query_limits.take_up_to(appview::ClientKey::address(key), static_cast<double>(bytes));
+    const auto grant = context.query_limits.take_up_to(appview::ClientKey::address(key),
+                                                       static_cast<double>(bytes));
     return grant.wait ? 0 : static_cast<std::size_t>(grant.units);
   });
   auto faults = fault_injection(context, parts);
@@ -362,7 +362,8 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
     return api.handle(request);
   };
   if (faults) handler = faults->decorate(std::move(handler));
-  appview::HttpServer server(http_options(*config, api, context.metrics, context.proxies), std::move(handler));
+  appview::HttpServer server(http_options(*config, api, context.metrics, context.proxies),
+                             std::move(handler));
   context.in_flight = [&server] { return server.in_flight(); };
   context.front = [&server] { return server.counters(); };
   context.give_way = [&server](std::chrono::microseconds allowance) {

@@ -68,7 +68,8 @@ class HeadCharge {
   // The head's buffer now holds `capacity`: false when the budget has no
   // room for it.
   bool hold(std::size_t capacity) {
-    const std::size_t need = capacity > Connection::kFreeHead ? capacity - Connection::kFreeHead : 0;
+    const std::size_t need =
+        capacity > Connection::kFreeHead ? capacity - Connection::kFreeHead : 0;
     if (need <= taken_) return true;
     if (!front_.take_head_bytes(need - taken_)) return false;
     taken_ = need;
@@ -192,9 +193,9 @@ asio::awaitable<std::optional<Connection::Read>> Connection::read_head() {
     if (!parser.got_some()) {
       while (buffer_.size() > 0) {
         const char* at = static_cast<const char*>(buffer_.data().data());
-        const std::size_t skip = at[0] == '\n' ? 1
+        const std::size_t skip = at[0] == '\n'                                           ? 1
                                  : buffer_.size() >= 2 && at[0] == '\r' && at[1] == '\n' ? 2
-                                                                                          : 0;
+                                                                                         : 0;
         if (skip == 0) break;
         buffer_.consume(skip);
       }
@@ -279,8 +280,8 @@ asio::awaitable<bool> Connection::serve(Read read) {
                                                    : "an HTTP/1.1 request must name its Host"});
     co_return co_await answer_unread(read.head, std::move(refusal), true, read.body_pending);
   }
-  Decision decision = front_->decide(read.head, read.fields, read.target, read.length,
-                                     read.body_pending, reserve_);
+  Decision decision =
+      front_->decide(read.head, read.fields, read.target, read.length, read.body_pending, reserve_);
   if (decision.answer) {
     HttpResponse answer = std::move(*decision.answer);
     const bool close = decision.close || !read.keep_alive;

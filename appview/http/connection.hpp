@@ -156,10 +156,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<Reply> reply_;
   std::mutex reply_mutex_;  // reply_ is set on the strand, closed by shut()
   bool shut_ = false;
-  bool held_ = false;     // writing a held answer: no write timeout of its own
-  bool writing_ = false;  // a write is under way
+  bool held_ = false;               // writing a held answer: no write timeout of its own
+  bool writing_ = false;            // a write is under way
   std::uint64_t finish_armed_ = 0;  // which arming of finish_ is current
-  bool reset_ = false;    // close with a reset (its client stopped reading)
+  bool reset_ = false;              // close with a reset (its client stopped reading)
 };
 
 }  // namespace bulleted::appview::http_detail

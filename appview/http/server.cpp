@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <atomic>
+#include <limits>
 // clang-format off
 #include <utility>  // before asio: its awaitable.hpp uses std::exchange
 // clang-format on

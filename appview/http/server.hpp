@@ -212,10 +212,10 @@ struct HttpServerOptions {
 
 // What the front refused or cut off (for /metrics).
 struct HttpFrontCounters {
-  std::size_t open = 0;               // connections open now
-  std::size_t refused_address = 0;    // past connections_per_address
-  std::size_t refused_total = 0;      // past max_connections
-  std::size_t refused_large_head = 0; // heads refused for the large-head budget
+  std::size_t open = 0;                // connections open now
+  std::size_t refused_address = 0;     // past connections_per_address
+  std::size_t refused_total = 0;       // past max_connections
+  std::size_t refused_large_head = 0;  // heads refused for the large-head budget
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

@@ -1,12 +1,11 @@
 #include "appview/live/change_streams.hpp"
 
-#include <optional>
-
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "appview/live/stream_follow.hpp"
@@ -78,9 +77,9 @@ struct ChangeStreams::State {
   std::atomic<bool> closed{false};
   std::atomic<std::size_t> pending{0};  // opened, not yet taken up
   std::vector<std::pair<StreamRequest, std::shared_ptr<HeldAnswer>>> incoming;
-  std::map<std::string, RepoTold> woken;      // repos told of since the last turn
-  std::map<std::int64_t, std::int64_t> told;  // commits told: from -> to
-  std::unique_ptr<StreamFollower> follower;   // the thread's own
+  std::map<std::string, RepoTold> woken;        // repos told of since the last turn
+  std::map<std::int64_t, std::int64_t> told;    // commits told: from -> to
+  std::unique_ptr<StreamFollower> follower;     // the thread's own
   std::optional<ChangeStreams::Charge> charge;  // set, not yet handed to the follower
 };
 

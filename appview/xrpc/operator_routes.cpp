@@ -89,13 +89,15 @@ HttpResponse Api::metrics() {
   if (context_.services.streams != nullptr) context_.services.streams->counters().render(text);
   if (context_.front) {
     const HttpFrontCounters front = context_.front();
-    text += "# HELP bulleted_http_connections Connections open to the HTTP front.\n"
-            "# TYPE bulleted_http_connections gauge\nbulleted_http_connections " +
-            std::to_string(front.open) + "\n";
-    text += "# HELP bulleted_http_refused_total Connections and heads the front refused: "
-            "address (past limits.connectionsPerAddress), total (past limits.maxConnections), "
-            "large_head (the large heads' budget spent).\n"
-            "# TYPE bulleted_http_refused_total counter\n";
+    text +=
+        "# HELP bulleted_http_connections Connections open to the HTTP front.\n"
+        "# TYPE bulleted_http_connections gauge\nbulleted_http_connections " +
+        std::to_string(front.open) + "\n";
+    text +=
+        "# HELP bulleted_http_refused_total Connections and heads the front refused: "
+        "address (past limits.connectionsPerAddress), total (past limits.maxConnections), "
+        "large_head (the large heads' budget spent).\n"
+        "# TYPE bulleted_http_refused_total counter\n";
     text += "bulleted_http_refused_total{reason=\"address\"} " +
             std::to_string(front.refused_address) + "\n";
     text += "bulleted_http_refused_total{reason=\"total\"} " + std::to_string(front.refused_total) +

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <fstream>
 #include <string>
 #include <string_view>

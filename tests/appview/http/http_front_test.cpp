@@ -311,8 +311,8 @@ TEST_F(HttpFrontTest, OneClientCannotHoldTheSearchesLane) {
   EXPECT_TRUE(held_search.response().ends_with("/search-held"));
   EXPECT_TRUE(other.response().ends_with("/search-b"));
   // Its search answered, the client has its place again.
-  EXPECT_TRUE(request("GET /search-a HTTP/1.1\r\nHost: h\r\nX-Client: a\r\n\r\n")
-                  .ends_with("/search-a"));
+  EXPECT_TRUE(
+      request("GET /search-a HTTP/1.1\r\nHost: h\r\nX-Client: a\r\n\r\n").ends_with("/search-a"));
 }
 
 // A search gives way between stretches of its work: while requests wait

@@ -126,9 +126,8 @@ TEST_F(HttpLimitsTest, AHeldAnswerItsHolderEndedMustStillMakeProgressOrIsReset) 
   std::this_thread::sleep_for(1500ms);  // held: no deadline while its holder keeps it
   EXPECT_FALSE(server_side_states(port_).empty()) << "a held answer is not timed out";
   answer->end();
-  EXPECT_TRUE(server_lets_go(port_, 10s))
-      << "the server still holds the connection: "
-      << ::testing::PrintToString(server_side_states(port_));
+  EXPECT_TRUE(server_lets_go(port_, 10s)) << "the server still holds the connection: "
+                                          << ::testing::PrintToString(server_side_states(port_));
   EXPECT_TRUE(ended_by_server(client));
 }
 
@@ -146,9 +145,8 @@ TEST_F(HttpLimitsTest, AConnectionWhoseClientStoppedReadingIsResetNotLeftInFinWa
   client.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n");
   std::this_thread::sleep_for(300ms);
   EXPECT_FALSE(server_side_states(port_).empty());
-  EXPECT_TRUE(server_lets_go(port_, 10s))
-      << "the server's side is left in state(s) "
-      << ::testing::PrintToString(server_side_states(port_));
+  EXPECT_TRUE(server_lets_go(port_, 10s)) << "the server's side is left in state(s) "
+                                          << ::testing::PrintToString(server_side_states(port_));
 }
 
 // A streamed answer (an export) to a reader that takes a steady 640 KB/s:
