@@ -146,9 +146,7 @@ void Connection::shut() {
     self->finish_.cancel();
     // What is still unsent is dropped with the connection, not left to
     // the kernel for minutes.
-    error_code ec;
-    self->stream_.socket().set_option(asio::socket_base::linger(true, 0), ec);
-    self->stream_.socket().close(ec);
+    reset_socket(self->stream_.socket());
   });
 }
 
@@ -161,16 +159,16 @@ asio::awaitable<void> Connection::run() {
     // A long head or body left its buffer large; an idle connection keeps little.
     if (buffer_.size() == 0 && buffer_.capacity() > 16 * 1024) buffer_.shrink_to_fit();
   }
-  error_code ec;
   finish_.cancel();
   if (reset_) {
-    // Closed because its client stopped reading (or never finished its
-    // head): a reset, so what the kernel still holds for it is dropped now
-    // rather than kept in FIN-WAIT-1 for minutes.
-    stream_.socket().set_option(asio::socket_base::linger(true, 0), ec);
-  } else {
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    // Closed because its client stopped reading: a reset, so what the
+    // kernel still holds for it is dropped now rather than kept in
+    // FIN-WAIT-1 for minutes.
+    reset_socket(stream_.socket());
+    co_return;
   }
+  error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
 }
 

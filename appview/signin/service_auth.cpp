@@ -234,7 +234,13 @@ Result<ServiceCaller> ServiceAuth::check(std::string_view token, std::string_vie
   // No place to wait on the issuer's directory: come back, rather than a
   // refusal the caller would take for a bad token.
   if (!key && key.error().code == ErrorCode::kUnavailable) return std::unexpected(key.error());
-  if (!key) return refuse("cannot get the #atproto key of " + did + ": " + key.error().message);
+  if (!key) {
+    // The caller is told what failed, not where (the operator's directory)
+    // nor how (the resolver's state): that is for the log.
+    spdlog::debug("service auth: cannot get the #atproto key of {}: {}", did, key.error().message);
+    return refuse("cannot get the #atproto key of " + did +
+                  " (its DID document could not be read)");
+  }
   if (auto ok = verify(*key); !ok) {
     auto fresh = keys_.key(did, true);
     if (!fresh) return std::unexpected(ok.error());

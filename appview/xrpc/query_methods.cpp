@@ -1,6 +1,8 @@
 // The queries over the index: nodes, pages, windows, subtrees, ancestors,
 // positions, changes, and com.atproto.identity.resolveHandle. Each answer is
 // written straight from the rows (views.hpp).
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -164,8 +166,9 @@ HttpResponse resolve_handle(Api& api, const ApiMethod&, const XrpcCall& call) {
         did.error().code == ErrorCode::kUnavailable) {
       return error_response(did.error());
     }
-    return json_response({{"error", "HandleNotFound"},
-                          {"message", "cannot resolve " + *handle + ": " + did.error().message}},
+    // The detail (hosts, the resolver's state) is the log's, not a stranger's.
+    spdlog::debug("resolveHandle: cannot resolve {}: {}", *handle, did.error().message);
+    return json_response({{"error", "HandleNotFound"}, {"message", "cannot resolve " + *handle}},
                          400);
   }
   return json_response({{"did", *did}});

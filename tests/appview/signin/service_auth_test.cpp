@@ -244,7 +244,10 @@ TEST_F(ServiceAuthTest, AnotherKeysSignatureIsRefusedAfterOneFreshRead) {
   // An issuer without a DID document.
   json stranger = claims();
   stranger["iss"] = "did:plc:strangerrrrrrrrrrrrrrrrr";
-  EXPECT_NE(verdict(mint(stranger)).find("cannot get the #atproto key"), std::string::npos);
+  const std::string unknown = verdict(mint(stranger));
+  EXPECT_NE(unknown.find("cannot get the #atproto key"), std::string::npos);
+  EXPECT_EQ(unknown.find("no DID document for"), std::string::npos)
+      << "the directory's own words are the log's, not the caller's: " << unknown;
 }
 
 TEST_F(ServiceAuthTest, HighSSignaturesAreAcceptedAsTheReferenceVerifiersDo) {
