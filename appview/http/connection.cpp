@@ -375,6 +375,30 @@ void Connection::woken() {
   }
 }
 
+void Connection::watch_departure() {
+  stream_.socket().async_wait(
+      tcp::socket::wait_read, [weak = weak_from_this()](const error_code& ec) {
+        auto self = weak.lock();
+        if (ec || !self) return;
+        // Readable: more from the client (a pipelined request, read later), or
+        // its end. A peek tells which.
+        char byte = 0;
+        error_code peeked;
+        const std::size_t n = self->stream_.socket().receive(asio::buffer(&byte, 1),
+                                                             tcp::socket::message_peek, peeked);
+        if (n > 0 && !peeked) return;
+        if (peeked == asio::error::would_block || peeked == asio::error::try_again) {
+          self->watch_departure();
+          return;
+        }
+        // The client is gone: its holder hears of it now (the answer is over),
+        // not at its next write.
+        std::lock_guard lock(self->reply_mutex_);
+        if (self->reply_) self->reply_->close();
+        self->signal_.cancel();
+      });
+}
+
 void Connection::arm_finish() {
   const std::uint64_t armed = ++finish_armed_;
   finish_.expires_after(front_->read_timeout());
@@ -435,6 +459,7 @@ asio::awaitable<bool> Connection::deliver(const HttpRequestHead& head, bool keep
   std::vector<asio::const_buffer> pieces = pieces_of(bytes);
   const bool sent = co_await write(std::move(pieces));
   if (!sent) co_return false;
+  if (held_) watch_departure();
   const bool whole = co_await stream_body(std::move(taken), framing == Framing::kChunked);
   held_ = false;
   co_return whole && !close;

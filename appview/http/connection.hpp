@@ -23,7 +23,8 @@
 //   when its client has stalled (and ends the answer, which stops the
 //   write); once its holder ends it, its last bytes too must make progress
 //   within `read_timeout`. A held answer's socket keeps at most
-//   kHeldSendBuffer unsent in the kernel;
+//   kHeldSendBuffer unsent in the kernel, and a client that leaves while
+//   it is held (its end read) ends it at once;
 // - a connection closed because its client stopped reading (a write's
 //   timeout, an answer aborted, shut()) is reset (RST), so the kernel drops
 //   what was unsent at once instead of keeping it in FIN-WAIT-1;
@@ -142,6 +143,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The write under way must end within the read timeout, or the
   // connection is reset.
   void arm_finish();
+  // While a held answer is written: a client that leaves (its end read)
+  // ends the answer at once, so its holder need not write to find out.
+  void watch_departure();
   boost::asio::awaitable<void> linger();
   boost::asio::awaitable<Reply::Taken> next();
   void woken();

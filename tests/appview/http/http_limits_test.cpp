@@ -131,6 +131,30 @@ TEST_F(HttpLimitsTest, AHeldAnswerItsHolderEndedMustStillMakeProgressOrIsReset) 
   EXPECT_TRUE(ended_by_server(client));
 }
 
+// A client that leaves a held answer (a change stream) while nothing is
+// written to it: the answer is over at once, without waiting for a write
+// to fail (10,000 killed clients were counted open until their next event).
+TEST_F(HttpLimitsTest, AClientLeavingAHeldAnswerEndsItWithoutAWrite) {
+  std::promise<std::shared_ptr<HeldAnswer>> held;
+  start({}, [&held](const HttpRequest&) {
+    HttpResponse response;
+    response.content_type = "text/event-stream";
+    response.hold = [&held](std::shared_ptr<HeldAnswer> answer) { held.set_value(answer); };
+    return response;
+  });
+  auto client = std::make_unique<Client>(port_);
+  client->send("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto answer = held.get_future().get();
+  ASSERT_TRUE(answer->write(": open\n\n"));
+  char head[256];
+  ASSERT_GT(::recv(client->fd(), head, sizeof head, 0), 0);
+  EXPECT_FALSE(answer->over());
+  client.reset();  // gone, nothing written since
+  for (int i = 0; i < 100 && !answer->over(); ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(answer->over()) << "the holder hears that its client left";
+  EXPECT_FALSE(answer->write("data: late\n\n"));
+}
+
 // A client that never reads a large answer: its connection is reset once a
 // write makes no progress for the read timeout, so nothing of it stays in
 // the kernel (closed gracefully, the unsent megabytes waited in
