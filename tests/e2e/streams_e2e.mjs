@@ -225,7 +225,9 @@ try {
         // From the very start of alice's changes (thousands), then gone.
         // What it reads counts against its query bytes (4 MiB here): once
         // they are spent, its streams catch up no further.
-        const s = openEventStream(streamUrl(alice, 0));
+        // Its own address: the budget it spends is its own, not the next
+        // test's (127.0.0.1).
+        const s = openEventStream(streamUrl(alice, 0), {}, { localAddress: '127.0.0.51' });
         await s.until('a first page', () => s.changes().length > 0, 500).then(() => paged++, () => {});
         opened++;
         s.close();
