@@ -242,7 +242,7 @@ struct Query {
 
 // The floor of any answer from FTS5, measured as FlexSearch is: the first
 // 25 ids of the query's own tokens (a last word as the whole word, not
-// named as a prefix; the two-letter prefix as FTS5's prefix query), one read
+// named as a prefix; the letter prefixes as FTS5's prefix query), one read
 // transaction and one statement, nothing read from the rows. Prints p50,
 // p99 and the slowest of `reps` runs, in microseconds, after one warm-up.
 void index_floor(schema::Database& db, const std::string& did, const std::vector<Query>& queries,
@@ -256,7 +256,7 @@ void index_floor(schema::Database& db, const std::string& did, const std::vector
     auto parsed = schema::parse_search_query(query.q);
     if (!parsed) std::exit(1);
     schema::PrefixTokens named;  // a word's own token; the prefix row keeps FTS5's prefix query
-    if (query.name != "two-letter prefix") {
+    if (!query.name.ends_with("letter prefix")) {
       for (auto& token : schema::prefix_tokens(*parsed, **code)) named[token] = {token};
     }
     const auto expression = schema::fts_expression(*parsed, **code, nullptr, &named);
@@ -388,6 +388,8 @@ int main(int argc, char** argv) {
       {"phrase", "\"" + mid + " " + mid2 + "\"", std::nullopt},
       {"tag", "#project", std::nullopt},
       {"two-letter prefix", common.substr(0, 2), std::nullopt},
+      {"one-letter prefix", common.substr(0, 1), std::nullopt},
+      {"rare word and a one-letter prefix", rare + " " + common.substr(0, 1), std::nullopt},
       {"common word in a 1,000-bullet subtree", common,
        roots.empty() ? std::nullopt : std::optional(roots[0])},
       // The folder is the outline's first bullet (write_outline).
@@ -476,7 +478,8 @@ int main(int argc, char** argv) {
       "the measured runs: %+.0f MB after warm-up (one connection's page cache is at most 32 MB)\n",
       rss_opened, rss_before, rss_after, rss_after - rss_before);
   index_floor(db, main_did, queries,
-              {"rare word", "common word (~100k bullets)", "two-word AND", "two-letter prefix"},
+              {"rare word", "common word (~100k bullets)", "two-word AND", "two-letter prefix",
+               "one-letter prefix"},
               o.only, o.reps);
   std::printf("queries: rare=%s common=%s (%ld bullets) and=%s+%s phrase=%s %s\n", rare.c_str(),
               common.c_str(), frequency[common], and_a.c_str(), and_b.c_str(), mid.c_str(),

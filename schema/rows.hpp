@@ -339,6 +339,9 @@ struct SearchPage {
   std::optional<std::string> cursor;  // absent at the end
   bool budget_cut = false;            // the page ended because its budget ran out
   std::size_t rows_examined = 0;
+  // What the full-text index was asked (FTS5's expression: the query's
+  // words, never logged); none: the page took the long way without it.
+  std::optional<std::string> index_query;
 };
 
 struct TagCount {

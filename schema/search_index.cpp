@@ -54,14 +54,21 @@ void append_quoted(std::string& out, std::string_view token) {
   out += '"';
 }
 
-std::optional<std::string> term_expression(const SearchTerm& term, std::string_view code,
-                                           const PrefixTokens* named) {
+// A term as FTS5 is asked it; `whole`: the expression matches exactly the
+// term's nodes (otherwise more of them: the matcher decides).
+struct TermExpression {
+  std::string text;
+  bool whole = true;
+};
+
+std::optional<TermExpression> term_expression(const SearchTerm& term, std::string_view code,
+                                              const PrefixTokens* named, const PrefixKeys* broad) {
   using Kind = SearchTerm::Kind;
   std::string out;
   if (term.kind == Kind::kTag) {
     out = "tags : ";
     append_quoted(out, tag_token(code, term.tag));
-    return out;
+    return TermExpression{out};
   }
   if (term.kind != Kind::kWords || term.words.empty()) return std::nullopt;
   // Every word but the last, each a whole token.
@@ -70,6 +77,16 @@ std::optional<std::string> term_expression(const SearchTerm& term, std::string_v
     head += code;
     head += term.words[i];
     head += ' ';
+  }
+  if (broad) {
+    const auto key = prefix_key(code, term.words.back());
+    if (key && broad->contains(*key)) {
+      // The phrase's words before it, which every such node has in order.
+      if (head.empty()) return std::nullopt;
+      head.pop_back();
+      append_quoted(out, head);
+      return TermExpression{out, false};
+    }
   }
   // No column filter: a word's token (the code, then letters, marks and
   // digits) never equals or starts a tag's (the code, then '_'), so a word
@@ -87,12 +104,12 @@ std::optional<std::string> term_expression(const SearchTerm& term, std::string_v
         append_quoted(out, head + tokens[t]);
       }
       out += ")";
-      return out;
+      return TermExpression{out};
     }
   }
   append_quoted(out, head + std::string(code) + term.words.back());
   out += " *";
-  return out;
+  return TermExpression{out};
 }
 
 }  // namespace
@@ -139,6 +156,22 @@ std::optional<std::string> prefix_token(std::string_view code, std::string_view 
   return std::string(code) + *folded;
 }
 
+std::optional<std::string> prefix_key(std::string_view code, std::string_view word) {
+  if (word.empty()) return std::nullopt;
+  return std::string(code) + fold_word(word);
+}
+
+std::vector<std::string> prefix_keys(const SearchQuery& query, std::string_view code) {
+  std::set<std::string> keys;
+  for (const auto& clause : query.all) {
+    for (const auto& term : clause.any) {
+      if (term.kind != SearchTerm::Kind::kWords || term.words.empty()) continue;
+      if (auto key = prefix_key(code, term.words.back())) keys.insert(std::move(*key));
+    }
+  }
+  return {keys.begin(), keys.end()};
+}
+
 std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_view code) {
   std::set<std::string> tokens;
   for (const auto& clause : query.all) {
@@ -151,19 +184,23 @@ std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_vie
 }
 
 std::optional<std::string> fts_expression(const SearchQuery& query, std::string_view code,
-                                          std::vector<bool>* answered, const PrefixTokens* named) {
+                                          std::vector<bool>* answered, const PrefixTokens* named,
+                                          const PrefixKeys* broad) {
   std::string positive;
   std::string negative;
   if (answered) answered->assign(query.all.size(), false);
   for (std::size_t c = 0; c < query.all.size(); ++c) {
     const SearchClause& clause = query.all[c];
     std::vector<std::string> terms;
+    bool whole = true;
     for (const auto& term : clause.any) {
-      auto expression = term_expression(term, code, named);
+      auto expression = term_expression(term, code, named, broad);
       if (!expression) break;
-      terms.push_back(std::move(*expression));
+      terms.push_back(std::move(expression->text));
+      whole = whole && expression->whole;
     }
     if (terms.size() != clause.any.size()) continue;  // a filter: the matcher's
+    if (clause.negated && !whole) continue;           // NOT of more: too much
     std::string joined = "(";
     for (std::size_t t = 0; t < terms.size(); ++t) joined += (t ? " OR " : "") + terms[t];
     joined += ")";
@@ -172,7 +209,7 @@ std::optional<std::string> fts_expression(const SearchQuery& query, std::string_
     } else {
       positive += (positive.empty() ? "" : " AND ") + joined;
     }
-    if (answered) (*answered)[c] = true;
+    if (answered) (*answered)[c] = whole;
   }
   if (positive.empty()) {
     if (answered) answered->assign(query.all.size(), false);

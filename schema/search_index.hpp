@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -75,6 +76,15 @@ std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_vie
 // A prefix token and every token of the index that starts with it (itself
 // included when the index holds it; none: no node has such a word).
 using PrefixTokens = std::map<std::string, std::vector<std::string>, std::less<>>;
+// What a word term's prefix is looked up by among the index's tokens: the
+// code, then the word folded as the matcher folds it (fold_word; for a
+// plain word, its prefix_token). Each of `query`'s once.
+std::optional<std::string> prefix_key(std::string_view code, std::string_view word);
+std::vector<std::string> prefix_keys(const SearchQuery& query, std::string_view code);
+// Prefixes (prefix_key) that start too many of the index's tokens to ask
+// of it: FTS5 would merge the doclists of every one of them, a cost no row
+// count sees.
+using PrefixKeys = std::set<std::string, std::less<>>;
 
 // The FTS5 expression for the clauses of `query` the index answers: every
 // positive clause whose terms are all words or tags, and the negations of
@@ -82,10 +92,14 @@ using PrefixTokens = std::map<std::string, std::vector<std::string>, std::less<>
 // quoted; nothing the user typed reaches FTS5's syntax otherwise.
 // `answered` gets whether each clause is fully answered by the expression.
 // A word term whose prefix token is in `named` matches those tokens as
-// whole words instead of the prefix.
+// whole words instead of the prefix. A word term whose prefix is in `broad`
+// is left to the matcher: a clause with one is not answered (a phrase's
+// words before it still narrow a positive clause), and a negated one is
+// left out.
 std::optional<std::string> fts_expression(const SearchQuery& query, std::string_view code,
                                           std::vector<bool>* answered = nullptr,
-                                          const PrefixTokens* named = nullptr);
+                                          const PrefixTokens* named = nullptr,
+                                          const PrefixKeys* broad = nullptr);
 
 // Keeps the index through one transaction's writes. The index's rows are
 // written at flush(), in rowid order, each row's calls folded into what

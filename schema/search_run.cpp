@@ -84,44 +84,76 @@ Result<SearchCursor> decode_cursor(std::string_view text, const SearchRequest& r
   return cursor;
 }
 
+namespace {
+
+// The first string past every one that starts with `prefix`: its last byte
+// one more (a token's bytes are UTF-8, never 0xFF).
+std::string past_prefix(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty())
+    prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+}  // namespace
+
 Result<PrefixTokens> SearchRun::name_prefixes() {
   PrefixTokens named;
-  const auto wanted = prefix_tokens(r_.query, code_);
+  const auto wanted = prefix_keys(r_.query, code_);
   if (wanted.empty()) return named;
+  auto count = db_.prepare(kInstancesIn);
+  if (!count) return pass(count);
   auto stmt = db_.prepare(kTokenFrom);
   if (!stmt) return pass(stmt);
   std::size_t seeks = 0;
   for (const std::string& prefix : wanted) {
+    // What FTS5's prefix query would merge: few, and it is asked.
+    const std::string past = past_prefix(prefix);
+    (*count)->reset();
+    (*count)->bind_view(1, prefix).bind_view(2, past);
+    (*count)->bind(3, static_cast<std::int64_t>(kMaxMergedInstances + 1));
+    auto counted_row = (*count)->step();
+    if (!counted_row) return pass(counted_row);
+    const auto instances = static_cast<std::size_t>(*counted_row ? (*count)->integer(0) : 0);
+    for (std::size_t i = 0; i < instances; i += kInstancesPerRow) counted();
+    if (instances <= kMaxMergedInstances) continue;
+    // Many: named as its tokens when they are few and plain (each read as
+    // FTS5 reads a whole word, lazily), broad otherwise.
     std::vector<std::string> tokens;
     std::string from = prefix;
-    bool named_all = false;
-    while (seeks < kMaxTokenSeeks && tokens.size() <= kMaxNamedTokens) {
+    bool counted_all = false;
+    bool plain = plain_token(prefix);
+    while (tokens.size() <= kMaxNamedTokens && seeks < kMaxTokenSeeks) {
       ++seeks;
+      counted();
       (*stmt)->reset();
       (*stmt)->bind_view(1, from);
       auto row = (*stmt)->step();
       if (!row) return pass(row);
       const std::string_view token = *row ? (*stmt)->text_view(0) : std::string_view();
       if (!*row || !token.starts_with(prefix)) {
-        named_all = true;
+        counted_all = true;
         break;
       }
       // Only plain tokens are named, which FTS5 reads back as themselves
-      // for certain: a prefix that starts any other keeps the prefix query.
-      if (!plain_token(token)) break;
+      // for certain.
+      plain = plain && plain_token(token);
       tokens.emplace_back(token);
       // Past every token that starts with this one's whole: no token holds
       // a character below '-'.
       from = tokens.back() + '\x01';
     }
-    if (named_all && tokens.size() <= kMaxNamedTokens) named.emplace(prefix, std::move(tokens));
-    if (tokens.size() > kMaxNamedTokens) broad_prefix_ = true;
+    if (counted_all && plain) {
+      named.emplace(prefix, std::move(tokens));
+    } else {
+      broad_.insert(prefix);
+    }
   }
   return named;
 }
 
 Result<bool> SearchRun::walk_first() {
-  if (!broad_prefix_ || r_.root_rkey) return false;
+  if (broad_.empty() || r_.root_rkey) return false;
   const std::size_t rows = std::min(kProbeRows, r_.budget_rows / 4);
   if (rows < kMinProbeRows) return false;
   auto stmt = db_.prepare(kByChange);
@@ -453,7 +485,8 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
   if (code_.empty()) return {};  // nothing of the repo was ever indexed
   auto named = name_prefixes();
   if (!named) return pass(named);
-  expression_ = fts_expression(r_.query, code_, &answered_, &*named);
+  expression_ = fts_expression(r_.query, code_, &answered_, &*named, &broad_);
+  page.index_query = expression_;
   // At most this many candidates are read and sorted whole; more take the
   // long way (relevance: windows; the other sorts: walks).
   const std::size_t half = r_.sort == SearchSort::kRelevance
@@ -479,9 +512,16 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     return rowids;
   };
   // `listed`: the newest matches, when all_matches has read them.
+  // Words or tags to score by: by relevance without the index's help (all
+  // of them too broad to ask it), windows of the nodes by change.
+  const bool scored = std::any_of(r_.query.all.begin(), r_.query.all.end(), [](const auto& c) {
+    return !c.negated && std::any_of(c.any.begin(), c.any.end(),
+                                     [](const SearchTerm& t) { return t.in_index(); });
+  });
   auto the_long_way = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
     if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
     if (r_.sort == SearchSort::kRelevance && expression_) return windows('w', kNoRow, 0, listed);
+    if (r_.sort == SearchSort::kRelevance && scored) return windows('v', kNoRow, 0);
     return recent(kNoRow);
   };
   // An empty page whose cursor starts the long way (filters alone by
@@ -493,14 +533,21 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
       set_cursor('o', 0, 0, 0);
     } else if (r_.sort == SearchSort::kRelevance && expression_) {
       set_cursor('w', kNoRow, 0);
+    } else if (r_.sort == SearchSort::kRelevance && scored) {
+      set_cursor('v', kNoRow, 0);
     } else {
       set_cursor('t', kNoRow);
     }
   };
   if (cursor) {
     switch (cursor->kind) {
+      // A cursor that asked the index, for a query it no longer asks (its
+      // prefix grew too broad since): the long way, from the start.
       case 'c': {
-        if (!expression_) return {};
+        if (!expression_) {
+          start_over();
+          return {};
+        }
         auto rowids = all_matches();
         if (!rowids) return pass(rowids);
         if (rowids->size() > half) rowids->resize(half);
@@ -509,9 +556,13 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
         return {};
       }
       case 'w':
+        if (!expression_) {
+          start_over();
+          return {};
+        }
+        return windows('w', cursor->a, cursor->b);
       case 'v':
-        if (!expression_) return {};
-        return windows(cursor->kind, cursor->a, cursor->b);
+        return windows('v', cursor->a, cursor->b);
       case 't': {
         if (!expression_) return recent(cursor->a);
         auto walk = walk_first();

@@ -67,20 +67,31 @@ inline constexpr const char* kChildEntries =
 // The index's tokens from one on, one token a statement: each is a seek in
 // the index's segments (about 20 us), not a read of the token's rows.
 inline constexpr const char* kTokenFrom = "SELECT term FROM search_terms WHERE term >= ?1 LIMIT 1";
-// A prefix is named as its tokens when it starts at most this many (more:
-// FTS5's prefix query, which costs less than an OR of that many), and a
-// search seeks at most this many tokens in all (16 terms could ask 272).
+// What FTS5's prefix query merges before its first row: the doclists of
+// every token that starts the prefix, a cost no row count sees (a one-letter
+// prefix, 995,000 bullets: up to a second). A search first counts the
+// prefix's instances in the index (its words in nodes), to one past this
+// many, each kInstancesPerRow a row of its budget; the prefix query is asked
+// when they are no more.
+inline constexpr std::size_t kMaxMergedInstances = 2048;
+inline constexpr std::size_t kInstancesPerRow = 64;
+inline constexpr const char* kInstancesIn =
+    "SELECT count(*) FROM (SELECT 1 FROM search_terms WHERE term >= ?1 AND term < ?2 LIMIT ?3)";
+// A prefix of more is named as its tokens when it starts at most this many,
+// all plain (each read lazily, as FTS5 reads a whole word); a search seeks
+// at most this many tokens in all (16 terms could ask 272), each seek a row
+// of its budget.
 inline constexpr std::size_t kMaxNamedTokens = 16;
 inline constexpr std::size_t kMaxTokenSeeks = 64;
-// A prefix that starts more than kMaxNamedTokens tokens is left to FTS5's
-// prefix query, which merges the doclists of all of them before its first
-// row (a two-letter prefix in the search bench: 537 tokens, 13 ms). Such a
-// search (not a zoomed one: the repo's density says little of a subtree's)
-// first holds the query against the repo's newest nodes (at most this
-// many, and a quarter of the budget); when they match so densely that the
-// long way would fill the page within a sixteenth of the budget, it walks
-// the long way without the index (by relevance: windows of the nodes by
-// change, 'v').
+// Any other (more tokens, one not plain, or the seeks run out before its
+// last) is broad: never asked of the index, its clause is the matcher's,
+// and a query of nothing else takes the long way without the index. A
+// search with one (not a zoomed one: the repo's density says little of a
+// subtree's) first holds the query against the repo's newest nodes (at most
+// this many, and a quarter of the budget); when they match so densely that
+// the long way would fill the page within a sixteenth of the budget, it
+// walks the long way without the index (by relevance: windows of the nodes
+// by change, 'v').
 inline constexpr std::size_t kProbeRows = 256;
 inline constexpr std::size_t kMinProbeRows = 32;
 inline constexpr std::size_t kProbeShareOfBudget = 16;
@@ -244,7 +255,7 @@ class SearchRun {
   }
 
   // The prefix tokens of the query that can be named, with their tokens
-  // (search_index.hpp), within kMaxTokenSeeks.
+  // (search_index.hpp), within kMaxTokenSeeks; the broad ones go to broad_.
   Result<PrefixTokens> name_prefixes();
   // Whether to walk the long way without asking the index (kProbeRows).
   Result<bool> walk_first();
@@ -300,8 +311,9 @@ class SearchRun {
   std::string top_group_, child_prefix_;
   std::optional<std::string> expression_;
   std::vector<bool> answered_;
-  // A prefix of the query starts more than kMaxNamedTokens tokens.
-  bool broad_prefix_ = false;
+  // The query's broad prefixes (prefix_key): left to the matcher, never
+  // asked of the index.
+  PrefixKeys broad_;
   std::unordered_map<std::string, Place> places_;
   std::size_t examined_ = 0;
   std::size_t stretch_ = 0;  // rows since give_way was last called

@@ -1,6 +1,8 @@
 // Search (DESIGN.md section 10): app.bulleted.searchNodes and
 // app.bulleted.getTags. The query is parsed here, at the edge, into a
 // typed query (schema/search_query.hpp); `q` is never logged.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -67,6 +69,9 @@ HttpResponse search_nodes(Api& api, const ApiMethod&, const XrpcCall& call) {
   TRY(page, ApiMethods::store(api).read().search(search));
   context.metrics.search_rows += page.rows_examined;
   if (page.budget_cut) ++context.metrics.search_budget_cuts;
+  spdlog::debug("search of {}: {} rows{}{}", repo, page.rows_examined,
+                page.index_query ? "" : ", without the full-text index",
+                page.budget_cut ? ", cut by the budget" : "");
   std::string body;
   body.reserve(64 + 600 * page.results.size());
   JsonWriter out(body);

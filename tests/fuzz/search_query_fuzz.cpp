@@ -86,6 +86,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (*stmt)->reset();
       (*stmt)->bind_view(1, *with_names);
       if (!(*stmt)->step()) std::abort();
+      // And with every other prefix broad: left out, or a phrase's head,
+      // and never a clause left answered with one.
+      PrefixKeys broad;
+      for (const auto& key : prefix_keys(*parsed, "aaaaaa")) {
+        if (key.size() % 2 == 0) broad.insert(key);
+      }
+      std::vector<bool> answered;
+      if (const auto narrowed = fts_expression(*parsed, "aaaaaa", &answered, &named, &broad)) {
+        (*stmt)->reset();
+        (*stmt)->bind_view(1, *narrowed);
+        if (!(*stmt)->step()) std::abort();
+      }
+      for (std::size_t c = 0; c < parsed->all.size(); ++c) {
+        for (const auto& term : parsed->all[c].any) {
+          if (term.kind != SearchTerm::Kind::kWords || term.words.empty()) continue;
+          const auto key = prefix_key("aaaaaa", term.words.back());
+          if (key && broad.contains(*key) && answered[c]) std::abort();
+        }
+      }
     }
     const SearchMatcher matcher(*parsed, 0);
     (void)matcher.matches({q, q});

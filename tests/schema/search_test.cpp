@@ -251,8 +251,8 @@ TEST_F(SearchTest, APrefixFindsEveryWordItStartsWhetherItsTokensAreNamedOrNot) {
 }
 
 // A query of 16 prefixes, each starting 20 tokens: the search's seeks
-// (kMaxTokenSeeks) run out part way, and every prefix it did not name in
-// full keeps the prefix query; what is found is the same.
+// (kMaxTokenSeeks) run out part way, and every prefix it did not count to
+// the end is the matcher's; what is found is the same.
 TEST_F(SearchTest, APrefixLeftUnnamedWhenTheSeeksRunOutStillFindsEveryWord) {
   const std::string letters = "bcdfghjklmnprstv";
   std::string all, prefixes;
@@ -268,6 +268,83 @@ TEST_F(SearchTest, APrefixLeftUnnamedWhenTheSeeksRunOutStillFindsEveryWord) {
   EXPECT_EQ(found(prefixes), (std::vector<std::string>{"all"}));
   EXPECT_EQ(found(all), (std::vector<std::string>{"all"}));  // each named: ba9 starts one
   EXPECT_EQ(found("ba OR ca").size(), 3u);
+}
+
+// A prefix with more instances in the index than FTS5 may merge, and more
+// tokens than are named, is never asked of the index (which would merge the
+// doclists of every one of them before its first row, a cost no row count
+// sees): the matcher holds it against what the rest of the query finds, or
+// against the repo's nodes the long way. What is found is what the prefix
+// query found, in every clause it can stand in; a prefix of few instances
+// is still asked of the index.
+TEST_F(SearchTest, ABroadPrefixIsLeftToTheMatcherNotMergedByTheIndex) {
+  put({.rkey = "z1", .key = "b1", .text = "zebra apple"});
+  put({.rkey = "z2", .key = "b2", .text = "zebra crossing", .note = "Ante"});
+  put({.rkey = "z3", .key = "b3", .text = "the zebra \"bar apples\""});
+  put({.rkey = "z4", .key = "b4", .text = "zebra"});
+  std::vector<RecordOp> ops;
+  for (int n = 0; n < 100; ++n) {
+    std::string text;
+    for (int w = 0; w < 40; ++w) text += "a" + std::to_string(n) + "x" + std::to_string(w) + " ";
+    text += "b" + std::to_string(n);  // b0 .. b99: 100 instances
+    ops.push_back(op_of({.rkey = "w" + std::to_string(n), .key = key_of(n), .text = text}));
+  }
+  apply(ops);
+  auto asked = [&](std::string_view q) {
+    auto result = page(q);
+    EXPECT_TRUE(result.has_value()) << result.error().message;
+    return result ? result->index_query : std::nullopt;
+  };
+  EXPECT_EQ(asked("zebra a"), "((\"aaaaabzebra\" *))");
+  EXPECT_EQ(asked("zebra -a"), "((\"aaaaabzebra\" *))");
+  EXPECT_EQ(asked("zebra a OR crossing"), "((\"aaaaabzebra\" *))");
+  EXPECT_EQ(asked("\"bar a\""), "((\"aaaaabbar\"))");  // the phrase's words before it
+  EXPECT_EQ(asked("a"), std::nullopt);
+  EXPECT_EQ(asked("Á"), std::nullopt);         // folded as the index folds it: a
+  EXPECT_EQ(asked("b"), "((\"aaaaabb\" *))");  // 100 instances: merged
+  EXPECT_EQ(found("zebra a"), (std::vector<std::string>{"z1", "z2", "z3"}));
+  EXPECT_EQ(found("zebra -a"), (std::vector<std::string>{"z4"}));
+  EXPECT_EQ(found("zebra a OR crossing"), (std::vector<std::string>{"z1", "z2", "z3"}));
+  EXPECT_EQ(found("\"bar a\""), (std::vector<std::string>{"z3"}));
+  EXPECT_EQ(found("zebra -\"bar a\""), (std::vector<std::string>{"z1", "z2", "z4"}));
+  EXPECT_EQ(found("zebra a", SearchSort::kOutline), (std::vector<std::string>{"z1", "z2", "z3"}));
+  EXPECT_EQ(found("zebra a", SearchSort::kRecent), (std::vector<std::string>{"z3", "z2", "z1"}));
+  // Nothing but the prefix: the long way, every node it starts a word of
+  // found over the pages, by relevance too.
+  for (const auto sort : {SearchSort::kRelevance, SearchSort::kRecent, SearchSort::kOutline}) {
+    EXPECT_EQ(all_pages("a", sort, 40, 10).size(), 103u) << to_string(sort);
+  }
+}
+
+// A cursor that went on through the index's matches, for a prefix that has
+// grown broad since (its next page would merge them): the search starts the
+// long way over, and every node is still found.
+TEST_F(SearchTest, ACursorOfAPrefixThatGrewBroadStartsTheLongWayOver) {
+  std::vector<RecordOp> ops;
+  for (int n = 0; n < 30; ++n) {
+    ops.push_back(op_of(
+        {.rkey = "q" + std::to_string(n), .key = key_of(n), .text = "q" + std::to_string(n)}));
+  }
+  apply(ops);
+  bool grown = false;
+  const auto pages = all_pages("q", SearchSort::kRelevance, 40, 5, std::nullopt, [&] {
+    if (grown) return;
+    grown = true;
+    std::vector<RecordOp> more;
+    for (int n = 0; n < 60; ++n) {
+      std::string text;
+      for (int w = 0; w < 40; ++w) text += "q" + std::to_string(n) + "m" + std::to_string(w) + " ";
+      more.push_back(
+          op_of({.rkey = "m" + std::to_string(n), .key = key_of(100 + n), .text = text}));
+    }
+    apply(more);
+  });
+  ASSERT_TRUE(grown);
+  std::set<std::string> distinct(pages.begin(), pages.end());
+  EXPECT_EQ(distinct.size(), 90u);
+  auto first = page("q", SearchSort::kRelevance, std::nullopt, std::nullopt, 5, 40);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->index_query, std::nullopt);
 }
 
 TEST_F(SearchTest, SchemaTwelveIndexesTheRowsOfAnOlderFile) {
