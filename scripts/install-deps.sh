@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package the project needs to build, test and benchmark;
-# with --tests also the browser the web client's tests drive (chromium) and
-# the openssl command the OAuth test makes its certificates with.
+# with --tests also the browser the web client's tests drive (chromium), the
+# openssl command the OAuth test makes its certificates with, and unshare and
+# mount (util-linux, mount), which put the name lookups' test in namespaces
+# of its own.
 # Idempotent: runs `apt-get update` and `apt-get install` only when a package
 # is missing. Needs root (or sudo) only in that case.
 set -euo pipefail
@@ -23,7 +25,7 @@ packages=(
 )
 
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(chromium openssl)
+  packages+=(chromium openssl util-linux mount)
 fi
 
 # Node.js and npm run the lexicon check, the JS benchmarks and the PDS test

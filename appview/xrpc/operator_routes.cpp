@@ -6,6 +6,7 @@
 #include "appview/xrpc/api.hpp"
 #include "appview/xrpc/method_handlers.hpp"
 #include "appview/xrpc/xrpc.hpp"
+#include "firehose/client/name_lookup.hpp"
 
 namespace bulleted::appview {
 
@@ -105,6 +106,21 @@ HttpResponse Api::metrics() {
     text += "bulleted_http_refused_total{reason=\"large_head\"} " +
             std::to_string(front.refused_large_head) + "\n";
   }
+  const auto lookups = firehose::NameLookups::shared().counts();
+  text +=
+      "# HELP bulleted_name_lookups_running Name lookups waiting on name servers (those their "
+      "callers left behind included), by share: requests (names a request was given) or process "
+      "(the operator's hosts, the firehose's).\n"
+      "# TYPE bulleted_name_lookups_running gauge\n"
+      "bulleted_name_lookups_running{share=\"requests\"} " +
+      std::to_string(lookups.requests) + "\nbulleted_name_lookups_running{share=\"process\"} " +
+      std::to_string(lookups.running - lookups.requests) + "\n";
+  text +=
+      "# HELP bulleted_name_lookups_refused_total Name lookups refused: their share's places "
+      "were all taken.\n"
+      "# TYPE bulleted_name_lookups_refused_total counter\n"
+      "bulleted_name_lookups_refused_total " +
+      std::to_string(lookups.refused) + "\n";
   return HttpResponse{200, "text/plain; version=0.0.4", std::move(text), {}};
 }
 

@@ -39,12 +39,14 @@ std::optional<std::string> NameLookups::take_place(const std::string& client,
                                                    const std::string& host) {
   std::lock_guard lock(mutex_);
   if (running_ >= max_running_) {
+    ++refused_;
     return "cannot resolve " + host + ": too many name lookups wait on name servers";
   }
   if (!client.empty()) {
     auto& mine = clients_[client];
     if (requests_running_ >= request_share_ || mine >= per_client_) {
       if (mine == 0) clients_.erase(client);
+      ++refused_;
       return "cannot resolve " + host + ": too many name lookups wait on name servers";
     }
     ++mine;
@@ -76,6 +78,11 @@ NameLookups& NameLookups::shared() {
 std::size_t NameLookups::running() const {
   std::lock_guard lock(mutex_);
   return running_;
+}
+
+NameLookups::Counts NameLookups::counts() const {
+  std::lock_guard lock(mutex_);
+  return Counts{running_, requests_running_, refused_};
 }
 
 Result<AddressInfo> NameLookups::look_up(const std::string& host, const std::string& port,

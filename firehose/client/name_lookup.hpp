@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,6 +82,14 @@ class NameLookups {
 
   // Lookups running now, those left behind included.
   std::size_t running() const;
+  // The same, the requests' share of them, and the lookups refused for want
+  // of a place since the start (the operator's metrics).
+  struct Counts {
+    std::size_t running = 0;
+    std::size_t requests = 0;
+    std::uint64_t refused = 0;
+  };
+  Counts counts() const;
 
  private:
   struct Pending;
@@ -97,6 +106,7 @@ class NameLookups {
   std::condition_variable ended_;
   std::size_t running_ = 0;
   std::size_t requests_running_ = 0;
+  std::uint64_t refused_ = 0;
   std::map<std::string, std::size_t> clients_;  // requests' lookups running, by client
 };
 

@@ -133,8 +133,12 @@ TEST(NameLookups, RequestsKeepToTheirShareAndOneClientToItsPart) {
     EXPECT_NE(message("six.slow.test").find("too many name lookups"), std::string::npos)
         << "the requests' share is taken";
   }
+  EXPECT_EQ(lookups.counts().requests, 4u);
+  EXPECT_EQ(lookups.counts().refused, 2u);
   EXPECT_EQ(message("plc.operator.test"), "resolving plc.operator.test: timed out")
       << "the process's own lookup found a place (and waited on the name server)";
+  EXPECT_EQ(lookups.counts().running, 5u);
+  EXPECT_EQ(lookups.counts().requests, 4u);
   g_servers[1].wait_until_asked(5);
   g_servers[1].release();
   while (lookups.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
