@@ -348,12 +348,19 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
                       .oauth = parts.oauth.get(),
                       .streams = &streams};
   // What a client reads through change streams counts against its query
-  // bytes (limits.queryBytesPerMinute), as getChanges' pages do.
-  streams.set_charge([&context](const std::string& client, std::size_t bytes) -> std::size_t {
+  // bytes (limits.queryBytesPerMinute), as getChanges' pages do: history
+  // whole (a page past what is left is owed, so its streams read no further
+  // until the budget has refilled past the debt), live changes from what is
+  // left.
+  streams.set_charge([&context](const std::string& client, std::size_t bytes,
+                                bool history) -> std::size_t {
     constexpr std::string_view kAddress = "address ";
-    const std::string key = client.starts_with(kAddress) ? client.substr(kAddress.size()) : client;
-    const auto grant = context.query_limits.take_up_to(appview::ClientKey::address(key),
-                                                       static_cast<double>(bytes));
+    const auto key = appview::ClientKey::address(
+        client.starts_with(kAddress) ? client.substr(kAddress.size()) : client);
+    if (history) {
+      return static_cast<std::size_t>(context.query_limits.spend(key, static_cast<double>(bytes)));
+    }
+    const auto grant = context.query_limits.take_up_to(key, static_cast<double>(bytes));
     return grant.wait ? 0 : static_cast<std::size_t>(grant.units);
   });
   auto faults = fault_injection(context, parts);

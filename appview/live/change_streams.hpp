@@ -105,12 +105,16 @@ class ChangeStreams {
   Result<void> admit() const;
   // Follows a stream (on the streams' thread; the answer's head is out).
   void open(StreamRequest request, std::shared_ptr<HeldAnswer> answer);
-  // What a client reads through its streams: `charge(client, bytes)` takes
-  // up to `bytes` from the client's budget (StreamRequest::client) and
-  // returns what it granted. A stream whose client's budget is spent
-  // catches up no further until it refills (live changes still go out,
-  // and are counted). Unset: unlimited. Taken up at the next turn.
-  using Charge = std::function<std::size_t(const std::string& client, std::size_t bytes)>;
+  // What a client reads through its streams: `charge(client, bytes,
+  // history)` pays for `bytes` it was sent from the client's budget
+  // (StreamRequest::client) and returns what the budget held of them (0:
+  // spent). History (changes made before the stream opened, from an older
+  // cursor) is paid whole, what the budget does not hold owed, and a stream
+  // catching up on it reads no further while its client is spent (a charge
+  // of 1 asks); live changes are paid from what is left, never owed, and
+  // always go out. Unset: unlimited. Taken up at the next turn.
+  using Charge =
+      std::function<std::size_t(const std::string& client, std::size_t bytes, bool history)>;
   void set_charge(Charge charge);
   // A commit of this process: wakes the streams of its repos. Quick.
   void committed(const schema::CommitNotice& notice);

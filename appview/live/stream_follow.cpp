@@ -73,6 +73,7 @@ void StreamFollower::add(StreamRequest request, std::shared_ptr<HeldAnswer> answ
   }
   stream.status = *status;
   stream.cursor = stream.last_id = request.cursor.value_or(*sequence);
+  if (request.cursor && *request.cursor < *sequence) stream.history_until = *sequence;
   Group& group = groups_[stream.repo];
   if (group.streams.size() == 1) {
     // The first beat within the period, at random: groups opened together
@@ -237,11 +238,12 @@ void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told
     if (catch_up != nullptr) {
       // The rest stay behind, for the next turns.
       if (catch_up->pages == 0 || catch_up->reads == 0) break;
-      // A client is read for once a turn, and only while what it may read
-      // lasts (one byte asked of it): the others stay behind.
+      // A client is read for once a turn, and history only while what it
+      // may read lasts (one byte asked of it): the others stay behind.
       std::erase_if(readers, [&](Stream* stream) {
         return catch_up->clients.contains(stream->client) ||
-               (charge_ && charge_(stream->client, 1) == 0);
+               (charge_ && stream->cursor < stream->history_until &&
+                charge_(stream->client, 1, true) == 0);
       });
       if (readers.empty()) continue;
       --catch_up->reads;
@@ -281,8 +283,9 @@ void StreamFollower::serve(const std::string& repo, std::optional<RepoTold> told
       stream->cursor = stream->last_id = last;
       counters_.events += count;
       if (waited >= 0) counters_.delivered(waited, count);
-      // What it read counts against what its client may read.
-      if (charge_) charge_(stream->client, text.size());
+      // What it read counts against what its client may read (history
+      // whole; live changes from what is left).
+      if (charge_) charge_(stream->client, text.size(), cursor < stream->history_until);
       set_behind(*stream, !reached);
     }
   }

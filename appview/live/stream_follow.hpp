@@ -60,6 +60,7 @@ class StreamFollower {
     std::optional<Clock::time_point> full_since;  // queued past the bound since
     bool behind = false;                          // there may be more to read for it
     bool full = false;                            // its client has not taken what is queued
+    std::int64_t history_until = 0;               // changes up to here were made before it opened
   };
   struct Group {
     std::vector<std::uint64_t> streams;

@@ -1,5 +1,6 @@
 #include "appview/xrpc/rate_limiter.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace bulleted::appview {
@@ -53,6 +54,15 @@ RateLimiter::Grant RateLimiter::take_up_to(const ClientKey& client, double most,
   const double granted = std::min(most, bucket.tokens);
   bucket.tokens -= granted;
   return Grant{granted, std::nullopt};
+}
+
+double RateLimiter::spend(const ClientKey& client, double units, Clock::time_point now) {
+  if (per_minute_ <= 0) return units;
+  std::lock_guard lock(mutex_);
+  Bucket& bucket = refill(client, now);
+  const double held = std::clamp(bucket.tokens, 0.0, units);
+  bucket.tokens -= units;
+  return held;
 }
 
 void RateLimiter::give_back(const ClientKey& client, double units, Clock::time_point now) {

@@ -65,6 +65,10 @@ class RateLimiter {
     std::optional<int> wait;
   };
   Grant take_up_to(const ClientKey& client, double most, Clock::time_point now = Clock::now());
+  // Pays for `units` already used: takes what the budget holds and owes
+  // the rest (the client's next asks wait until it is repaid). What it
+  // held of them (0: the client was already spent).
+  double spend(const ClientKey& client, double units, Clock::time_point now = Clock::now());
   void give_back(const ClientKey& client, double units, Clock::time_point now = Clock::now());
   bool enabled() const { return per_minute_ > 0; }
 

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  Runner, appviewClient, assert, assertEqual, freePort, localTokens, openEventStream, startNginx, stopProcess, track,
+  Runner, appviewClient, assert, assertEqual, freePort, localTokens, openEventStream, sleep, startNginx, stopProcess, track,
   waitFor,
 } from './lib.mjs';
 
@@ -204,7 +204,7 @@ try {
     await reader.until('the reader has all 3000', () => imported().size === 3000, 120000);
     assertEqual(reader.changes().length, 3001, 'nothing twice');
     assertEqual((await query('getChanges', { repo: alice, latest: true })).status, 200,
-      'the 24 MB the stream carried were not charged to the query budget');
+      'the 24 MB of live changes the stream carried were paid from what was left, never owed');
     const grown = rssKiB() - before;
     // 8 x 24 MB of events were refused, not queued.
     if (!sanitized) assert(grown < 96 * 1024, `RSS grew ${grown} KiB`);
@@ -245,6 +245,21 @@ try {
     // The dropped streams are found gone (at their next write) and forgotten.
     await waitFor('the dropped streams forgotten', async () => (await metric('bulleted_streams_open')) <= openBefore, 60000, 250);
     watcher.close();
+  });
+
+  await runner.test('one stream from the start reads no more than its client\'s query bytes, their refill and a page', async () => {
+    // A client of its own (a full budget of 4 MiB, 70 KB a second back);
+    // alice's changes are some 24 MB.
+    const s = openEventStream(streamUrl(alice, 0), {}, { localAddress: '127.0.0.52' });
+    await s.until('a first page', () => s.changes().length > 0);
+    const started = performance.now();
+    await sleep(5000);
+    const seconds = (performance.now() - started) / 1000 + 1;
+    const bytes = s.changes().reduce((sum, e) => sum + JSON.stringify(e.data).length, 0);
+    s.close();
+    const bound = (4 << 20) + seconds * ((4 << 20) / 60) + 256 * 1024;
+    assert(bytes <= bound, `read ${bytes} bytes of changes in about ${seconds.toFixed(1)} s (at most ${Math.round(bound)})`);
+    assert(s.changes().length < 3001, 'not the whole history');
   });
 
   await runner.test('shutdown ends every stream with ServerShutdown and a retry, then the server stops', async () => {

@@ -261,14 +261,17 @@ TEST_F(StreamFollowTest, CatchUpStopsWhereItsClientsBudgetEnds) {
   turn(apply(std::move(ops)));
   std::map<std::string, std::size_t> left{{"10.0.0.1", 20'000}};
   std::map<std::string, std::size_t> charged;
-  follower_->set_charge([&](const std::string& client, std::size_t bytes) -> std::size_t {
-    charged[client] += bytes;
-    auto budget = left.find(client);
-    if (budget == left.end()) return bytes;
-    const std::size_t granted = std::min(bytes, budget->second);
-    budget->second -= granted;
-    return granted;
-  });
+  std::map<std::string, std::size_t> live;
+  follower_->set_charge(
+      [&](const std::string& client, std::size_t bytes, bool history) -> std::size_t {
+        if (!history) live[client] += bytes;
+        charged[client] += bytes;
+        auto budget = left.find(client);
+        if (budget == left.end()) return bytes;
+        const std::size_t granted = std::min(bytes, budget->second);
+        budget->second -= granted;
+        return granted;
+      });
   auto poor = open(0, "did:plc:bob", "10.0.0.1");
   auto rich = open(1, "did:plc:bob", "10.0.0.2");
   for (int i = 0; i < 100; ++i) turn();
@@ -277,6 +280,18 @@ TEST_F(StreamFollowTest, CatchUpStopsWhereItsClientsBudgetEnds) {
   EXPECT_LT(change_ids(*poor).size(), 3000u) << "it stopped once its budget was spent";
   EXPECT_EQ(left["10.0.0.1"], 0u);
   EXPECT_GE(charged["10.0.0.2"], rich->text.size() / 2) << "the rich one's reads were counted";
+  EXPECT_EQ(live["10.0.0.1"], 0u) << "all of it history";
+  // Live changes still reach the spent client's streams, whole, and are
+  // counted as live.
+  auto following = open(std::nullopt, "did:plc:bob", "10.0.0.1");
+  turn();
+  std::vector<schema::RecordOp> burst;
+  for (int i = 0; i < 600; ++i)
+    burst.push_back(upsert({.did = "did:plc:bob", .rkey = "b" + std::to_string(i)}));
+  turn(apply(std::move(burst)));
+  for (int i = 0; i < 40; ++i) turn();
+  EXPECT_EQ(change_ids(*following).size(), 600u);
+  EXPECT_GT(live["10.0.0.1"], 0u);
 }
 
 // A heartbeat that finds a change nobody was told of delivers it and

@@ -32,6 +32,22 @@ TEST(RateLimiterTest, ABucketPerClientRefillingAtTheRate) {
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(off.take(ClientKey::address("a"), t0).has_value());
 }
 
+// What was used already is paid whole: what the bucket holds, and a debt
+// for the rest that the client's next asks wait out (a stream's pages).
+TEST(RateLimiterTest, SpendingPastTheBucketIsOwedAndWaitedOut) {
+  RateLimiter bytes(6000);  // 100 a second
+  const auto t0 = RateLimiter::Clock::now();
+  const auto a = ClientKey::address("a");
+  EXPECT_EQ(bytes.spend(a, 4000, t0), 4000);
+  EXPECT_EQ(bytes.spend(a, 5000, t0), 2000) << "what was left; 3,000 owed";
+  EXPECT_EQ(bytes.spend(a, 1, t0 + std::chrono::seconds(20)), 0) << "still owing 1,000";
+  EXPECT_EQ(bytes.take_up_to(a, 1, t0 + std::chrono::seconds(20)).units, 0);
+  EXPECT_EQ(bytes.spend(a, 1, t0 + std::chrono::seconds(31)), 1) << "repaid, and 99 more";
+  EXPECT_EQ(bytes.spend(ClientKey::address("b"), 7000, t0), 6000) << "another client";
+  RateLimiter off(0);
+  EXPECT_EQ(off.spend(a, 1e9, t0), 1e9);
+}
+
 TEST(RateLimiterTest, ChargesPastTheBucketMakeTheClientWait) {
   RateLimiter bytes(6000);  // 100 a second
   const auto t0 = RateLimiter::Clock::now();
