@@ -1,6 +1,8 @@
 // What other users' requests cost while one anonymous client attacks
 // (docs/BENCHMARKS.md, "Beside each attack"): the app view serves a
-// 60,600-bullet outline (local mode, 4 workers); two users, each from an
+// 60,600-bullet outline (pds mode, 4 workers, in namespaces of its own with
+// the end-to-end tests' stand-in DNS, which never answers *.slow.test);
+// two users, each from an
 // address of its own, ask getNode and a normal search (a rare word) one
 // after the other for SECONDS each, first alone, then beside each attack,
 // in one run. Each attacker has an address of its own (or four). Prints
@@ -10,10 +12,12 @@
 // is their latency, not how many the host can answer.
 // Usage: node attack_bench.mjs --binary B --workdir W [--seconds S] [--only REGEX]
 import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { reenterInNamespaces, startNameServer } from '../../tests/e2e/lib.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, a, i, all) =>
   (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []));
@@ -22,6 +26,7 @@ const workdir = path.resolve(args.workdir);
 const seconds = Number(args.seconds ?? 8);
 const only = new RegExp(args.only ?? '.');
 fs.mkdirSync(workdir, { recursive: true });
+reenterInNamespaces(process.argv[1], process.argv.slice(2), workdir);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- the outline: 600 bullets of 100 children, a rare word in 6 of them
@@ -38,7 +43,11 @@ fs.writeFileSync(path.join(workdir, 'outline.txt'), lines.join('\n') + '\n');
 execFileSync(binary, ['import', path.join(workdir, 'outline.txt'), '--repo', did, '--db', db], { stdio: 'ignore' });
 const port = 20000 + Math.floor(Math.random() * 20000);
 const log = fs.openSync(path.join(workdir, 'appview.log'), 'a');
-const app = spawn(binary, ['serve', '--db', db, '--port', String(port), '--threads', '4'], { stdio: ['ignore', log, log] });
+const names = await startNameServer();
+const SERVICE_DID = 'did:web:appview.bulleted.internal';
+const app = spawn(binary, ['serve', '--mode', 'pds', '--plc', 'http://plc.fast.test:9', '--db', db, '--port', String(port),
+  '--threads', '4', '--public-url', `http://127.0.0.1:${port}`], { stdio: ['ignore', log, log],
+  env: { ...process.env, BULLETED_SERVICE_DID: SERVICE_DID, BULLETED_SESSION_KEY: 'attack-bench-session-key-0123456789abcdef' } });
 process.on('exit', () => app.kill('SIGKILL'));
 
 function send(target, { from, agent, headers = {} } = {}) {
@@ -177,6 +186,40 @@ const attacks = {
       return `${open} connections open`;
     };
   },
+  // Service-auth tokens whose issuer is a did:web on a host no name server
+  // answers: each makes a name lookup its request gives up on.
+  'slow name lookups (12 addresses, 4 connections each)': () => {
+    let running = true;
+    const statuses = {};
+    const forger = crypto.generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).privateKey;
+    const b64 = (x) => Buffer.from(x).toString('base64url');
+    const forged = () => {
+      const now = Math.floor(Date.now() / 1000);
+      const signed = `${b64(JSON.stringify({ alg: 'ES256K', typ: 'JWT' }))}.${b64(JSON.stringify({
+        iss: `did:web:${crypto.randomBytes(6).toString('hex')}.slow.test`, aud: SERVICE_DID,
+        lxm: 'app.bulleted.getChildren', iat: now, exp: now + 60, jti: crypto.randomBytes(12).toString('hex') }))}`;
+      return `${signed}.${b64(crypto.sign('sha256', Buffer.from(signed), { key: forger, dsaEncoding: 'ieee-p1363' }))}`;
+    };
+    const loops = [];
+    for (let a = 1; a <= 12; a++) {
+      for (let c = 0; c < 4; c++) {
+        loops.push((async () => {
+          while (running) {
+            const r = await send(`/xrpc/app.bulleted.getChildren?repo=${did}`, { from: `127.0.6.${a}`,
+              headers: { authorization: `Bearer ${forged()}` } });
+            statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+            await sleep(50);
+          }
+        })());
+      }
+    }
+    return async () => {
+      const lookups = await metric('bulleted_name_lookups_running{share="requests"}');
+      running = false;
+      await Promise.all(loops);
+      return `answers by status ${JSON.stringify(statuses)}; ${lookups} of the requests' name lookups waiting`;
+    };
+  },
   // Six senders of heads of 10,800 repeated header lines, one after another.
   'heads of 10,800 repeated header lines (6 senders)': () => {
     let running = true;
@@ -218,4 +261,5 @@ for (const [n, [name, start]] of cases.entries()) {
 }
 app.kill('SIGTERM');
 await new Promise((r) => app.on('exit', r));
+names.close();
 process.exit(0);

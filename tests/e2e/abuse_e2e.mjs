@@ -2,7 +2,9 @@
 // running the shipped limits (deploy/bulleted-limits.conf and
 // deploy/bulleted-location.conf): 2,000 idle connections, 200 clients
 // dribbling headers, 200 dribbling bodies, oversized headers and a flood of
-// invalid requests. Meanwhile a normal client (its own address, 127.0.0.2)
+// invalid requests; and directly, the front's own limits (one address's
+// connections, unfinished large heads, Host, heads of thousands of lines).
+// Meanwhile a normal client (its own address, 127.0.0.2)
 // must keep getting answers within a bounded time. Through nginx the slow
 // clients are also cut off by its timeouts and per-address connection limit,
 // and oversized headers are refused before they reach the app view (which
@@ -160,8 +162,104 @@ async function probes(port, label, viaNginx) {
   });
 }
 
+// ---- the front's own limits, asked of the app view directly (issue 57's
+// shapes): each from addresses of their own, so the counters they move
+// are theirs.
+function rawExchange(port, text, from, waitMs = 3000) {
+  return new Promise((resolve) => {
+    let answer = '';
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress: from }, () => socket.write(text));
+    socket.setTimeout(waitMs, () => { socket.destroy(); resolve(answer); });
+    socket.on('data', (d) => { answer += d.toString('latin1'); });
+    socket.on('close', () => resolve(answer));
+    socket.on('error', () => resolve(answer));
+  });
+}
+async function metric(port, name) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(name.length + 1));
+}
+function socketsFrom(port, count, from, onConnect) {
+  return Promise.all(Array.from({ length: count }, () => new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress: from });
+    socket.answer = '';
+    socket.on('connect', () => { onConnect?.(socket); resolve(socket); });
+    socket.on('data', (d) => { socket.answer += d.toString('latin1'); });
+    socket.on('error', () => resolve(socket));
+  })));
+}
+function residentMb() {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${app.pid}/status`, 'utf8'))[1]) / 1024;
+}
+
+async function frontLimits(port) {
+  await runner.test('directly: one address opening 1,000 connections keeps 256, the rest reset unread; others served', async () => {
+    const refusedBefore = await metric(port, 'bulleted_http_refused_total{reason="address"}');
+    const sockets = await socketsFrom(port, 1000, '127.0.0.90');
+    try {
+      await waitFor('the connections past the cap refused', async () =>
+        (await metric(port, 'bulleted_http_refused_total{reason="address"}')) - refusedBefore >= 700, 20000, 200);
+      const open = await metric(port, 'bulleted_http_connections');
+      assert(open <= 256 + 16, `connections open: ${open}`);
+      await servedWhileAbused(port, 'an address at its connection cap');
+      assertEqual((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, 'health');
+    } finally {
+      closeAll(sockets);
+    }
+  });
+
+  await runner.test('directly: 450 unfinished 60 KiB heads share the large heads\' budget; past it 503; others served', async () => {
+    const refusedBefore = await metric(port, 'bulleted_http_refused_total{reason="large_head"}');
+    const before = residentMb();
+    const head = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(60 * 1024)}\r\n`;
+    const sockets = (await Promise.all([100, 101, 102].map((n) =>
+      socketsFrom(port, 150, `127.0.0.${n}`, (socket) => socket.write(head))))).flat();
+    try {
+      await waitFor('heads past the budget refused', async () =>
+        (await metric(port, 'bulleted_http_refused_total{reason="large_head"}')) > refusedBefore, 20000, 200);
+      await waitFor('a refusal read', () => sockets.some((s) => /^HTTP\/1\.1 503/.test(s.answer)), 10000, 100);
+      await servedWhileAbused(port, 'unfinished large heads');
+      const rise = residentMb() - before;
+      if (process.env.BULLETED_E2E_SANITIZED !== '1') assert(rise < 48, `resident memory rose by ${rise.toFixed(1)} MB`);
+    } finally {
+      closeAll(sockets);
+    }
+  });
+
+  await runner.test('directly: a head without Host or with two is 400; one empty line before a request is ignored', async () => {
+    const none = await rawExchange(port, 'GET /healthz HTTP/1.1\r\n\r\n', '127.0.0.110');
+    assert(/^HTTP\/1\.1 400/.test(none), `no Host: ${none.slice(0, 40)}`);
+    const two = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', '127.0.0.110');
+    assert(/^HTTP\/1\.1 400/.test(two), `two Hosts: ${two.slice(0, 40)}`);
+    const leading = await rawExchange(port, '\r\nGET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n', '127.0.0.110');
+    assert(/^HTTP\/1\.1 200/.test(leading), `a leading empty line: ${leading.slice(0, 40)}`);
+  });
+
+  await runner.test('directly: six senders of heads of 10,800 repeated lines are each refused 431; others served', async () => {
+    const head = `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(10800)}\r\n`;
+    let running = true;
+    const answers = [];
+    const senders = Array.from({ length: 6 }, async () => {
+      while (running) answers.push(await rawExchange(port, head, '127.0.0.111', 5000));
+    });
+    try {
+      await sleep(500);
+      await servedWhileAbused(port, 'heads of 10,800 lines');
+    } finally {
+      running = false;
+      await Promise.all(senders);
+    }
+    const refused = answers.filter((a) => /^HTTP\/1\.1 431/.test(a)).length;
+    // A refusal may be lost to the reset that ends a connection whose head was not read to its end.
+    assert(refused > 0 && answers.every((a) => a === '' || /^HTTP\/1\.1 431/.test(a)),
+      `answers: ${refused} of ${answers.length} were 431; others ${JSON.stringify(answers.filter((a) => !/^HTTP\/1\.1 431/.test(a)).slice(0, 3).map((a) => a.slice(0, 40)))}`);
+  });
+}
+
 try {
   await probes(appPort, 'directly', false);
+  await frontLimits(appPort);
   await probes(nginxPort, 'through nginx', true);
   await runner.test('through nginx: CORS preflights and headers pass as the app view sends them', async () => {
     const preflight = await fetch(`http://127.0.0.1:${nginxPort}/xrpc/app.bulleted.createNode`, { method: 'OPTIONS',

@@ -13,89 +13,22 @@
 // operator's PLC directory is still looked up, so a valid token of a DID
 // never seen before is verified, and everyone else is served.
 // Usage: ./node22 ../dns_abuse_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
-import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Runner, assert, assertEqual, freePort, harnessRequire, startAppview, stopProcess, waitFor } from './lib.mjs';
+import {
+  Runner, assert, assertEqual, freePort, harnessRequire, reenterInNamespaces, startAppview, startNameServer, stopProcess,
+  waitFor,
+} from './lib.mjs';
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
 
-if (process.env.BULLETED_E2E_NAMESPACES !== '1') {
-  // Into the namespaces, with the stand-in's resolv.conf, and hosts and
-  // nsswitch.conf that send every other name to it.
-  const files = {
-    'resolv.conf': 'nameserver 127.0.0.1\noptions timeout:60 attempts:1\n',
-    hosts: '127.0.0.1 localhost\n::1 localhost\n',
-    'nsswitch.conf': 'hosts: files dns\n',
-  };
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(workdir, name), text);
-  const mounts = Object.keys(files).map((name, i) => `mount --bind "$${i + 1}" /etc/${name}`).join(' && ');
-  const inner = spawnSync('unshare', ['--user', '--map-root-user', '--net', '--mount', 'sh', '-c',
-    `${mounts} && (ip link set lo up 2>/dev/null || true) && shift 3 && exec "$@"`, 'namespaces',
-    ...Object.keys(files).map((name) => path.join(workdir, name)),
-    process.execPath, process.argv[1], binary, workdir],
-  { stdio: 'inherit', env: { ...process.env, BULLETED_E2E_NAMESPACES: '1' } });
-  if (inner.status === null || inner.error) {
-    console.error(`could not run in namespaces of its own (unshare): ${inner.error ?? inner.signal}`);
-    process.exit(1);
-  }
-  process.exit(inner.status);
-}
+reenterInNamespaces(process.argv[1], [binary, workdir], workdir);
 
 const runner = new Runner();
 const SERVICE_DID = 'did:web:appview.bulleted.internal';
-
-// ---- the stand-in DNS
-
-// Answers A questions for *.fast.test with 127.0.0.1 (AAAA: none), never
-// answers *.slow.test, and says every other name does not exist. Counts
-// the questions by name.
-async function startNameServer() {
-  const asked = new Map();
-  const socket = dgram.createSocket('udp4');
-  socket.on('message', (message, from) => {
-    if (message.length < 17) return;
-    let at = 12;
-    const labels = [];
-    while (at < message.length && message[at] !== 0 && labels.length < 64) {
-      labels.push(message.subarray(at + 1, at + 1 + message[at]).toString('latin1'));
-      at += message[at] + 1;
-    }
-    if (at + 5 > message.length) return;
-    const type = message.readUInt16BE(at + 1);
-    const name = labels.join('.').toLowerCase();
-    asked.set(name, (asked.get(name) ?? 0) + 1);
-    if (name.endsWith('.slow.test')) return;
-    const known = name.endsWith('.fast.test');
-    const answers = known && type === 1 ? 1 : 0;
-    const header = Buffer.alloc(12);
-    header.writeUInt16BE(message.readUInt16BE(0), 0);
-    header.writeUInt16BE(0x8180 | (known ? 0 : 3), 2);  // an answer, recursion; NXDOMAIN if unknown
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(answers, 6);
-    const parts = [header, message.subarray(12, at + 5)];
-    if (answers) {
-      const record = Buffer.alloc(16);
-      record.writeUInt16BE(0xc00c, 0);  // the question's name
-      record.writeUInt16BE(1, 2);
-      record.writeUInt16BE(1, 4);
-      record.writeUInt32BE(0, 6);
-      record.writeUInt16BE(4, 10);
-      record.set([127, 0, 0, 1], 12);
-      parts.push(record);
-    }
-    socket.send(Buffer.concat(parts), from.port, from.address);
-  });
-  await new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(53, '127.0.0.1', resolve);
-  });
-  return { asked, close: () => socket.close() };
-}
 
 // ---- the stand-in PLC directory, with the keys of the DIDs it knows
 

@@ -1,7 +1,8 @@
 // Shared pieces of the end-to-end tests: a real PDS (pds/start-pds.mjs) and
 // bulleted-appview processes on free loopback ports, an XRPC client, polling,
-// and a tiny test runner that prints "N passed, M failed".
-import { execFileSync, spawn } from 'node:child_process';
+// namespaces of their own with a stand-in DNS, and a tiny test runner that
+// prints "N passed, M failed".
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -438,4 +439,80 @@ export function openEventStream(url, headers = {}, { localAddress } = {}) {
     },
     close: () => request.destroy(),
   };
+}
+
+// Runs the calling script again (`script`, with `args`) in namespaces of its
+// own (unshare: a user, network and mount namespace), unless it is already
+// there, and exits with its status: nothing it does leaves loopback, and
+// /etc/resolv.conf names a stand-in DNS on 127.0.0.1:53 (startNameServer)
+// whose answers the system resolver waits a minute for; hosts and
+// nsswitch.conf send every other name to it. Fails (does not skip) when
+// the namespaces cannot be made.
+export function reenterInNamespaces(script, args, workdir) {
+  if (process.env.BULLETED_E2E_NAMESPACES === '1') return;
+  const files = {
+    'resolv.conf': 'nameserver 127.0.0.1\noptions timeout:60 attempts:1\n',
+    hosts: '127.0.0.1 localhost\n::1 localhost\n',
+    'nsswitch.conf': 'hosts: files dns\n',
+  };
+  fs.mkdirSync(workdir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(workdir, name), text);
+  const mounts = Object.keys(files).map((name, i) => `mount --bind "$${i + 1}" /etc/${name}`).join(' && ');
+  const inner = spawnSync('unshare', ['--user', '--map-root-user', '--net', '--mount', 'sh', '-c',
+    `${mounts} && (ip link set lo up 2>/dev/null || true) && shift 3 && exec "$@"`, 'namespaces',
+    ...Object.keys(files).map((name) => path.join(workdir, name)), process.execPath, script, ...args],
+  { stdio: 'inherit', env: { ...process.env, BULLETED_E2E_NAMESPACES: '1' } });
+  if (inner.status === null || inner.error) {
+    console.error(`could not run in namespaces of its own (unshare): ${inner.error ?? inner.signal}`);
+    process.exit(1);
+  }
+  process.exit(inner.status);
+}
+
+// The stand-in DNS on 127.0.0.1:53 (inside reenterInNamespaces): answers A
+// questions for *.fast.test with 127.0.0.1 (AAAA: none), never answers
+// *.slow.test, and says every other name does not exist. Counts the
+// questions by name.
+export async function startNameServer() {
+  const dgram = await import('node:dgram');
+  const asked = new Map();
+  const socket = dgram.createSocket('udp4');
+  socket.on('message', (message, from) => {
+    if (message.length < 17) return;
+    let at = 12;
+    const labels = [];
+    while (at < message.length && message[at] !== 0 && labels.length < 64) {
+      labels.push(message.subarray(at + 1, at + 1 + message[at]).toString('latin1'));
+      at += message[at] + 1;
+    }
+    if (at + 5 > message.length) return;
+    const type = message.readUInt16BE(at + 1);
+    const name = labels.join('.').toLowerCase();
+    asked.set(name, (asked.get(name) ?? 0) + 1);
+    if (name.endsWith('.slow.test')) return;
+    const known = name.endsWith('.fast.test');
+    const answers = known && type === 1 ? 1 : 0;
+    const header = Buffer.alloc(12);
+    header.writeUInt16BE(message.readUInt16BE(0), 0);
+    header.writeUInt16BE(0x8180 | (known ? 0 : 3), 2);  // an answer, recursion; NXDOMAIN if unknown
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(answers, 6);
+    const parts = [header, message.subarray(12, at + 5)];
+    if (answers) {
+      const record = Buffer.alloc(16);
+      record.writeUInt16BE(0xc00c, 0);  // the question's name
+      record.writeUInt16BE(1, 2);
+      record.writeUInt16BE(1, 4);
+      record.writeUInt32BE(0, 6);
+      record.writeUInt16BE(4, 10);
+      record.set([127, 0, 0, 1], 12);
+      parts.push(record);
+    }
+    socket.send(Buffer.concat(parts), from.port, from.address);
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(53, '127.0.0.1', resolve);
+  });
+  return { asked, close: () => socket.close() };
 }

@@ -12,6 +12,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { Runner, assert, assertEqual, freePort, sleep, startNginx, stopProcess, track, waitFor } from './lib.mjs';
 
@@ -339,7 +340,102 @@ async function forgedCursors(port) {
   });
 }
 
+// Issue 57's shapes against change streams and search, each from
+// addresses of their own: streams replaced while their client reads
+// nothing, one address's catch-up from the start, and one address's broad
+// searches beside another's.
+async function streamsAndSearches(port) {
+  const metric = async (name) => {
+    const text = (await send(port, { method: 'GET', path: '/metrics', from: '127.0.0.1' })).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? NaN : Number(line.slice(name.length + 1));
+  };
+  const streamHead = `GET /xrpc/app.bulleted.streamChanges?repo=${did}&cursor=0 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`;
+
+  await runner.test('rounds of replaced streams whose client reads nothing are all closed; memory stays near', async () => {
+    const openBefore = await metric('bulleted_http_connections');
+    const before = residentMb();
+    const sockets = [];
+    for (let r = 0; r < 10; r++) {
+      for (let i = 0; i < 8; i++) {
+        const socket = net.connect({ host: '127.0.0.1', port, localAddress: '127.0.0.60' }, () => {
+          socket.write(streamHead);
+          socket.pause();  // reads nothing, ever
+        });
+        socket.on('error', () => {});
+        sockets.push(socket);
+      }
+      await sleep(300);
+    }
+    try {
+      // The replaced ones are cut off at once or within the read timeout;
+      // the last eight, never read, are closed as stalled.
+      await waitFor('the unread streams closed', async () =>
+        (await metric('bulleted_http_connections')) <= openBefore + 2, 120000, 500);
+      const rise = residentMb() - before;
+      figures('replaced-unread-streams', { opened: sockets.length, riseMb: rise });
+      if (!sanitized) assert(rise < 64, `resident memory rose by ${round(rise)} MB`);
+    } finally {
+      sockets.forEach((s) => s.destroy());
+    }
+  });
+
+  await runner.test('eight streams from the start read no more than their address\'s query bytes, their refill and a page each', async () => {
+    let bytes = 0;
+    const requests = [];
+    for (let i = 0; i < 8; i++) {
+      requests.push(http.get({ host: '127.0.0.1', port, localAddress: '127.0.0.61', agent: false,
+        path: `/xrpc/app.bulleted.streamChanges?repo=${did}&cursor=0`, headers: { accept: 'text/event-stream' } }, (response) => {
+        response.on('data', (d) => { bytes += d.length; });
+        response.on('error', () => {});
+      }).on('error', () => {}));
+    }
+    const started = performance.now();
+    await sleep(10000);
+    const seconds = (performance.now() - started) / 1000 + 2;
+    requests.forEach((r) => r.destroy());
+    // limits.queryBytesPerMinute's default: 64 MiB a minute. The outline's
+    // history is some 20 MB: eight streams of it are more than that.
+    const bound = 64 * MB + seconds * (64 * MB / 60) + 8 * 256 * 1024;
+    figures('streams-from-the-start', { bytes, bound });
+    assert(bytes <= bound, `read ${bytes} bytes in about ${round(seconds)} s (at most ${Math.round(bound)})`);
+  });
+
+  await runner.test('one address\'s broad searches on six connections leave search to another address', async () => {
+    let running = true;
+    const statuses = {};
+    const attackers = Array.from({ length: 6 }, async (_, i) => {
+      for (let n = 0; running; n++) {
+        const q = ['c', 'p', 'child c', 'l', 'w'][(n + i) % 5];
+        const sort = ['relevance', 'outline', 'recent'][n % 3];
+        const r = await send(port, { method: 'GET', from: '127.0.0.62',
+          path: `/xrpc/app.bulleted.searchNodes?repo=${did}&q=${encodeURIComponent(q)}&sort=${sort}&limit=100` });
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (r.status === 429) await sleep(20);
+      }
+    });
+    const answers = [];
+    try {
+      await sleep(500);
+      for (let i = 0; i < 20; i++) {
+        answers.push(await send(port, { method: 'GET', from: '127.0.0.63',
+          path: `/xrpc/app.bulleted.searchNodes?repo=${did}&q=${encodeURIComponent('"parent 599"')}` }));
+      }
+    } finally {
+      running = false;
+      await Promise.all(attackers);
+    }
+    figures('broad-searches-beside-another', { attacker: statuses, other: answers.map((r) => r.status) });
+    assert(statuses[200] > 0 && statuses[429] > 0, `the attacker was answered and refused: ${JSON.stringify(statuses)}`);
+    for (const r of answers) {
+      assertEqual(r.status, 200, `another address's search: ${r.text.slice(0, 200)}`);
+      assertEqual(JSON.parse(r.text).results.map((x) => x.node.text), ['parent 599 with a line of ordinary length'], 'its one match');
+    }
+  });
+}
+
 try {
+  await streamsAndSearches(appPort);
   await hostileSearches(appPort);
   await forgedCursors(appPort);
   await probes(appPort, 'directly');
