@@ -170,6 +170,16 @@ try {
       assertEqual(r.status, 200, `an unrelated request: ${r.text.slice(0, 200)}`);
     }
     assertEqual((await get(appPort, '/healthz', { from: '127.0.0.81' })).status, 200, 'health');
+    // What strangers are told names neither the operator's hosts nor the
+    // state of the name lookups (the detail is in the log).
+    for (const [i, target] of [`/oauth/login?handle=${encodeURIComponent('someone.slow.test')}`,
+      `/oauth/login?handle=${encodeURIComponent('did:web:someone.slow.test')}`,
+      `/xrpc/com.atproto.identity.resolveHandle?handle=someone.slow.test`,
+      `/xrpc/com.atproto.identity.resolveHandle?handle=someone.fast.test`].entries()) {
+      const r = await get(appPort, target, { from: `127.0.0.${90 + i}` });
+      assert(r.status >= 400, `${target}: ${r.status}`);
+      assert(!/name lookups|timed out|plc\.fast|name server/i.test(r.text), `${target} told a stranger: ${r.text.slice(0, 300)}`);
+    }
     assertEqual(unexpected, [], 'what the attackers were told');
   });
 } finally {
