@@ -153,7 +153,6 @@ std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_vi
 Result<std::string> encode_record_block(const schema::NodeRecord& record) {
   constexpr unsigned kText = 3;
   constexpr unsigned kMap = 5;
-  constexpr char kTrue = static_cast<char>(0xF5);
   std::optional<DagValue> facets;
   if (record.facets.is_array()) {
     // The data model's reader takes a record (an object): the facets go in one.
@@ -166,10 +165,13 @@ Result<std::string> encode_record_block(const schema::NodeRecord& record) {
     append_cbor_head(out, kText, value.size());
     out += value;
   };
+  const auto completed_at = record.completed_since();
   const std::size_t entries = 3 + (record.note ? 1 : 0) + (facets ? 1 : 0) +
-                              (record.parent ? 1 : 0) + (record.sort_key ? 1 : 0) +
-                              (record.completed ? 1 : 0);
+                              (record.layout ? 1 : 0) + (record.parent ? 1 : 0) +
+                              (record.display ? 1 : 0) + (record.sort_key ? 1 : 0) +
+                              (completed_at ? 1 : 0);
   append_cbor_head(out, kMap, entries);
+  // DAG-CBOR's order: shorter keys first, then byte order.
   if (record.note) {
     text("note");
     text(*record.note);
@@ -182,20 +184,28 @@ Result<std::string> encode_record_block(const schema::NodeRecord& record) {
     text("facets");
     append_dag_cbor(out, *facets);
   }
+  if (record.layout) {
+    text("layout");
+    text(*record.layout);
+  }
   if (record.parent) {
     text("parent");
     text(*record.parent);
+  }
+  if (record.display) {
+    text("display");
+    text(*record.display);
   }
   if (record.sort_key) {
     text("sortKey");
     text(*record.sort_key);
   }
-  if (record.completed) {
-    text("completed");
-    out.push_back(kTrue);
-  }
   text("createdAt");
   text(record.created_at);
+  if (completed_at) {
+    text("completedAt");
+    text(*completed_at);
+  }
   return out;
 }
 

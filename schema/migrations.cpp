@@ -238,6 +238,13 @@ CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
     // of the index; it holds no rows): a search names the tokens a word's
     // prefix starts (schema/search_index.hpp, PrefixTokens).
     "CREATE VIRTUAL TABLE search_terms USING fts5vocab(search_fts, instance);",
+    // 14: the published record's fields a node serves (DESIGN.md section
+    // 12): when it was completed (NULL: not completed, or completed by an
+    // earlier build's record, which serves its createdAt), its layout and
+    // display (open sets, as written). Rows of earlier builds have none.
+    "ALTER TABLE nodes ADD COLUMN completed_at TEXT;"
+    "ALTER TABLE nodes ADD COLUMN layout TEXT;"
+    "ALTER TABLE nodes ADD COLUMN display TEXT;",
 };
 
 // What each step adds, for progress reports.
@@ -255,6 +262,7 @@ constexpr const char* kStepNames[] = {
     "the failed rounds and next try of each repo's sync",
     "the search index of every node's words and tags",
     "the search index's list of tokens",
+    "completion times, layouts and displays of the nodes",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 

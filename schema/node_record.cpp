@@ -171,8 +171,18 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
     record.sort_key = std::string(key.text);
     record.sort_key_valid = ordering::is_valid_key(key.text);
   }
-  if (const RecordField completed = fields.get("completed");
-      completed.kind != Kind::kAbsent && completed.kind != Kind::kNull) {
+  // Completion is `completedAt` (its presence); an earlier build of this
+  // app view wrote `completed: true`, read as completed since createdAt.
+  if (const RecordField completed_at = fields.get("completedAt");
+      completed_at.kind != Kind::kAbsent && completed_at.kind != Kind::kNull) {
+    if (completed_at.kind != Kind::kString) return std::unexpected("completedAt is not a string");
+    if (auto when = Datetime::parse(completed_at.text); !when) {
+      return std::unexpected("completedAt: " + when.error());
+    }
+    record.completed = true;
+    record.completed_at = std::string(completed_at.text);
+  } else if (const RecordField completed = fields.get("completed");
+             completed.kind != Kind::kAbsent && completed.kind != Kind::kNull) {
     if (completed.kind != Kind::kBool) return std::unexpected("completed is not a boolean");
     record.completed = completed.boolean;
   }
@@ -182,6 +192,17 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
     return std::unexpected("createdAt: " + when.error());
   }
   record.created_at = std::string(created.text);
+  // The open sets: any string, kept as written.
+  for (auto [name, into] : {std::pair{"layout", &record.layout}, {"display", &record.display}}) {
+    const RecordField value = fields.get(name);
+    if (value.kind == Kind::kAbsent || value.kind == Kind::kNull) continue;
+    if (value.kind != Kind::kString) return std::unexpected(std::string(name) + " is not a string");
+    if (value.text.size() > kMaxOpenValueBytes || !is_valid_utf8(value.text)) {
+      return std::unexpected(std::string(name) + " is longer than " +
+                             std::to_string(kMaxOpenValueBytes) + " bytes or not UTF-8");
+    }
+    *into = std::string(value.text);
+  }
   if (fields.get("facets").kind == Kind::kArray) {
     record.facets = sanitize_facets(record.text, fields.facets_json());
   }
@@ -248,7 +269,37 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
     out["start"] = *start;
     return out;
   }
-  return std::unexpected("an unknown feature");
+  // The published record's facets: app.bsky.richtext.facet's features.
+  if (name == "app.bsky.richtext.facet#mention") {
+    auto did = short_string(feature, "did", 2048);
+    if (!did || !Did::parse(*did)) return std::unexpected("a mention without a valid DID");
+    out["did"] = *did;
+    return out;
+  }
+  if (name == "app.bsky.richtext.facet#link") {
+    auto uri = short_string(feature, "uri", kMaxLinkBytes);
+    if (!uri || !allowed_link(*uri)) {
+      return std::unexpected("a link that is not http(s), mailto or at (or too long)");
+    }
+    out["uri"] = *uri;
+    return out;
+  }
+  if (name == "app.bsky.richtext.facet#tag") {
+    auto tag = short_string(feature, "tag", 640);
+    if (!tag) return std::unexpected("a tag without a name of at most 640 bytes");
+    out["tag"] = *tag;
+    return out;
+  }
+  if (!kind.empty()) return std::unexpected("an unknown feature");
+  // Any other type is kept as it came (readers that do not know it ignore
+  // it), when it is small.
+  const std::string verbatim =
+      feature.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (name.empty() || verbatim.size() > kMaxOtherFeatureBytes) {
+    return std::unexpected("a feature of another type over " +
+                           std::to_string(kMaxOtherFeatureBytes) + " bytes");
+  }
+  return nlohmann::json::parse(verbatim);
 }
 
 }  // namespace
@@ -393,12 +444,23 @@ std::string to_json_text(const NodeRecord& record) {
   const auto size = [](const std::optional<std::string>& text) { return text ? text->size() : 0; };
   out.reserve(128 + record.text.size() + record.created_at.size() + size(record.note) +
               size(record.parent) + size(record.sort_key));
-  if (record.completed) out += ",\"completed\":true";
+  if (const auto since = record.completed_since()) {
+    out += ",\"completedAt\":";
+    append_json_string(out, *since);
+  }
   out += ",\"createdAt\":";
   append_json_string(out, record.created_at);
+  if (record.display) {
+    out += ",\"display\":";
+    append_json_string(out, *record.display);
+  }
   if (record.facets.is_array()) {
     out += ",\"facets\":";
     out += record.facets.dump();
+  }
+  if (record.layout) {
+    out += ",\"layout\":";
+    append_json_string(out, *record.layout);
   }
   if (record.note) {
     out += ",\"note\":";
@@ -423,8 +485,10 @@ nlohmann::json to_json(const NodeRecord& record) {
   if (record.note) json["note"] = *record.note;
   if (record.parent) json["parent"] = *record.parent;
   if (record.sort_key) json["sortKey"] = *record.sort_key;
-  if (record.completed) json["completed"] = true;
+  if (const auto since = record.completed_since()) json["completedAt"] = std::string(*since);
   json["createdAt"] = record.created_at;
+  if (record.layout) json["layout"] = *record.layout;
+  if (record.display) json["display"] = *record.display;
   if (record.facets.is_array()) json["facets"] = record.facets;
   return json;
 }

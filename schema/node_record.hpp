@@ -23,15 +23,43 @@ inline constexpr std::size_t kMaxTextGraphemes = 10'000;
 // after every base-62 digit.
 inline constexpr std::string_view kInvalidSortKey = "~";
 
+// The published record's open sets (`layout`, `display`): any string is
+// kept and served as written, up to this many bytes (the app view's own cap
+// on hostile input; a longer one makes the record invalid).
+inline constexpr std::size_t kMaxOpenValueBytes = 256;
+// A facet feature of a type the app view does not know is kept and served
+// verbatim (DESIGN.md section 12) when its JSON takes at most this many bytes.
+inline constexpr std::size_t kMaxOtherFeatureBytes = 1024;
+
 struct NodeRecord {
   std::string text;
   std::optional<std::string> note;
   std::optional<std::string> parent;    // AT-URI as written
   std::optional<std::string> sort_key;  // as written, canonical or not
   bool sort_key_valid = false;
+  // Completed: the published record's `completedAt` is present (or an
+  // earlier build's `completed: true`). `completed_at` is when, as written;
+  // none for such an earlier record (served and written as its createdAt).
   bool completed = false;
+  std::optional<std::string> completed_at;
   std::string created_at;
-  nlohmann::json facets;  // null when absent; kept for export
+  std::optional<std::string> layout;   // "todo", "h1", ...: an open set
+  std::optional<std::string> display;  // "expanded", "collapsed": an open set
+  nlohmann::json facets;               // null when absent; kept for export
+
+  // When it was completed, as the record says it: completed_at, else (an
+  // earlier build's record) its createdAt; none when not completed.
+  std::optional<std::string_view> completed_since() const {
+    if (!completed) return std::nullopt;
+    return completed_at ? std::string_view(*completed_at) : std::string_view(created_at);
+  }
+  // Marks it completed (keeping when it already was) or not, as a writer
+  // does at `now`.
+  void set_completed(bool done, std::string_view now) {
+    if (done && !completed) completed_at = std::string(now);
+    if (!done) completed_at.reset();
+    completed = done;
+  }
 
   // The key siblings are ordered by: the sortKey when canonical, else "~".
   std::string_view effective_sort_key() const {

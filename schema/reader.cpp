@@ -28,7 +28,8 @@ namespace {
 // length are kept beside it. A single node's read adds the record.
 #define NODE_FIELDS                                                                \
   "n.rkey, n.cid, n.rev, n.sort_key, n.sort_key_raw, n.text, n.note, n.completed," \
-  " n.created_at, n.change_seq, coalesce(c.n, 0), n.facets, n.record_bytes"
+  " n.created_at, n.change_seq, coalesce(c.n, 0), n.facets, n.record_bytes,"       \
+  " n.completed_at, n.layout, n.display"
 #define NODE_COLUMNS "n.did, n.grp, " NODE_FIELDS ", n.record"
 #define PAGE_FROM " FROM nodes n LEFT JOIN group_counts c ON c.grp = ?5 || n.rkey"
 
@@ -87,6 +88,9 @@ NodeRowView field_views(const Statement& stmt, int at) {
   fields.child_count = stmt.integer(at + 10);
   fields.facets = optional_view(at + 11);
   fields.record_bytes = static_cast<std::size_t>(stmt.integer(at + 12));
+  fields.completed_at = optional_view(at + 13);
+  fields.layout = optional_view(at + 14);
+  fields.display = optional_view(at + 15);
   return fields;
 }
 
@@ -95,7 +99,7 @@ NodeRow read_row(const Statement& stmt) {
   NodeRowView fields = field_views(stmt, 2);
   fields.did = stmt.text_view(0);
   fields.group = stmt.text_view(1);
-  fields.record_json = stmt.text_view(15);
+  fields.record_json = stmt.text_view(18);
   NodeRow row = NodeRow::from(fields);
   file_under(row);
   return row;

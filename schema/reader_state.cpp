@@ -78,14 +78,15 @@ Result<std::string> Reader::dump() {
   std::ostringstream out;
   auto nodes = db_.prepare(
       "SELECT did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text, note,"
-      " completed, created_at, record, facets, record_bytes FROM nodes ORDER BY did, rkey");
+      " completed, created_at, record, facets, record_bytes, completed_at, layout, display"
+      " FROM nodes ORDER BY did, rkey");
   if (!nodes) return pass(nodes);
   while (true) {
     auto row = (*nodes)->step();
     if (!row) return pass(row);
     if (!*row) break;
     out << "node";
-    for (int c = 0; c < 15; ++c) {
+    for (int c = 0; c < 18; ++c) {
       out << '\t' << ((*nodes)->is_null(c) ? std::string("<null>") : (*nodes)->text(c));
     }
     out << '\n';

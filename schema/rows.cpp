@@ -63,6 +63,9 @@ NodeRow NodeRow::from(const NodeRowView& fields) {
                  .note = copy(fields.note),
                  .completed = fields.completed,
                  .created_at = std::string(fields.created_at),
+                 .completed_at = copy(fields.completed_at),
+                 .layout = copy(fields.layout),
+                 .display = copy(fields.display),
                  .facets = copy(fields.facets),
                  .record_json = std::string(fields.record_json),
                  .record_bytes = fields.record_bytes,
@@ -88,6 +91,9 @@ NodeRowView NodeRow::view() const {
                      .note = view(note),
                      .completed = completed,
                      .created_at = created_at,
+                     .completed_at = view(completed_at),
+                     .layout = view(layout),
+                     .display = view(display),
                      .facets = view(facets),
                      .record_json = record_json,
                      .record_bytes = record_bytes,
@@ -96,9 +102,9 @@ NodeRowView NodeRow::view() const {
 }
 
 std::size_t view_bytes(const NodeRowView& row) {
-  // The record's text, note and facets (record_bytes holds them, escaped as
-  // the view escapes them); the URI ("at://" + DID + the collection + rkey)
-  // and rkey, parent and CID; the view's names, counts and flags, and a
+  // The record's text, note, facets, completedAt, layout and display
+  // (record_bytes holds them, escaped as the view escapes them); the URI ("at://" + DID + the
+  // collection + rkey) and rkey, parent and CID; the view's names, counts and flags, and a
   // subtree's {"node":..,"children":[],"more":false} around them.
   return row.record_bytes + row.did.size() + 3 * row.rkey.size() +
          (row.parent_rkey ? row.parent_rkey->size() : 0) + 400;

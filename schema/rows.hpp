@@ -132,6 +132,9 @@ struct NodeRowView {
   std::optional<std::string_view> note;
   bool completed = false;
   std::string_view created_at;
+  std::optional<std::string_view> completed_at;  // as in NodeRow
+  std::optional<std::string_view> layout;
+  std::optional<std::string_view> display;
   std::optional<std::string_view> facets;  // as in NodeRow
   std::string_view record_json;            // as in NodeRow
   std::size_t record_bytes = 0;
@@ -160,6 +163,11 @@ struct NodeRow {
   std::optional<std::string> note;
   bool completed = false;
   std::string created_at;
+  // When it was completed, as its record says (none when completed by an
+  // earlier build's record: completed_since() is then its createdAt).
+  std::optional<std::string> completed_at;
+  std::optional<std::string> layout;   // as written (an open set)
+  std::optional<std::string> display;  // as written (an open set)
   // The facets the record serves, as JSON (record_facets, kept with the
   // row); none when it has none.
   std::optional<std::string> facets;
@@ -172,6 +180,10 @@ struct NodeRow {
 
   std::string uri() const;
   NodeRowView view() const;
+  std::optional<std::string_view> completed_since() const {
+    if (!completed) return std::nullopt;
+    return completed_at ? std::string_view(*completed_at) : std::string_view(created_at);
+  }
   static NodeRow from(const NodeRowView& fields);  // a copy of every field
 };
 

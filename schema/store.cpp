@@ -75,8 +75,10 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   auto insert = [&]() -> Result<bool> {
     auto stmt = db.prepare(
         "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
-        " note, completed, created_at, record, change_seq, facets, record_bytes, indexed_at)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        " note, completed, created_at, record, change_seq, facets, record_bytes, indexed_at,"
+        " completed_at, layout, display)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+        " ?19, ?20, ?21)"
         " ON CONFLICT (did, rkey) DO NOTHING");
     if (!stmt) return pass(stmt);
     bind_node(**stmt, op, group, json, facets, seq);
@@ -104,7 +106,8 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
-      " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16, indexed_at = ?17"
+      " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16, indexed_at = ?17,"
+      " completed_at = ?19, layout = ?20, display = ?21"
       " WHERE rowid = ?18");
   if (!stmt) return pass(stmt);
   bind_node(**stmt, op, group, json, facets, seq);
@@ -147,7 +150,10 @@ void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
       .bind_view(13, json)
       .bind(14, seq)
       .bind_view(15, facets)
-      .bind(16, static_cast<std::int64_t>(json.size()));
+      .bind(16, static_cast<std::int64_t>(json.size()))
+      .bind_view(19, record.completed_at)
+      .bind_view(20, record.layout)
+      .bind_view(21, record.display);
 }
 
 Result<void> clear_tombstone(Database& db, const RecordOp& op) {

@@ -315,7 +315,9 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
     if (!record) return std::unexpected(record.error());
     if (fields.text) record->text = *fields.text;
     if (fields.note) record->note = *fields.note;
-    if (fields.completed) record->completed = *fields.completed;
+    // completed: true writes completedAt (now, unless it was completed
+    // already), false removes it.
+    if (fields.completed) record->set_completed(*fields.completed, schema::now_datetime());
     std::vector<RecordWrite> writes;
     writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
     auto committed = sink_.commit(store, did, writes);

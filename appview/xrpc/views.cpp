@@ -17,7 +17,12 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   json.key("sortKeyValid").boolean(row.sort_key_valid);
   json.key("text").string(row.text);
   json.key("completed").boolean(row.completed);
+  // completedAt as the record says it (an earlier build's completed record:
+  // its createdAt), absent when not completed.
+  if (row.completed) json.key("completedAt").string(row.completed_at.value_or(row.created_at));
   json.key("createdAt").string(row.created_at);
+  if (row.layout) json.key("layout").string(*row.layout);
+  if (row.display) json.key("display").string(*row.display);
   json.key("childCount").number(row.child_count);
   if (row.parent_rkey) json.key("parent").string(*row.parent_rkey);
   if (row.note) json.key("note").string(*row.note);

@@ -39,6 +39,94 @@ TEST(NodeRecord, ParsesAWellFormedRecord) {
   EXPECT_EQ(to_json(*record)["$type"], "app.bulleted.node");
 }
 
+// The published record (DESIGN.md section 12): completion is completedAt,
+// layout and display are open sets kept as written, facets are
+// app.bsky.richtext.facet's (a feature of a type nobody here knows is kept
+// as it came). Written back the same way, and never as `completed`.
+TEST(NodeRecord, ThePublishedFieldsAreReadAndWrittenBack) {
+  json j = base();
+  j["completedAt"] = "2026-12-02T09:30:00.000Z";
+  j["layout"] = "todo";
+  j["display"] = "collapsed";
+  j["text"] = "@ann see https://x.example #work";
+  j["facets"] = json::array({
+      {{"index", {{"byteStart", 0}, {"byteEnd", 4}}},
+       {"features", json::array({{{"$type", "app.bsky.richtext.facet#mention"},
+                                  {"did", "did:plc:ewvi7nxzyoun6zhxrhs64oiz"}}})}},
+      {{"index", {{"byteStart", 9}, {"byteEnd", 26}}},
+       {"features",
+        json::array({{{"$type", "app.bsky.richtext.facet#link"}, {"uri", "https://x.example"}}})}},
+      {{"index", {{"byteStart", 27}, {"byteEnd", 32}}},
+       {"features", json::array({{{"$type", "app.bsky.richtext.facet#tag"}, {"tag", "work"}},
+                                 {{"$type", "com.example.fancy#glow"}, {"level", 3}}})}},
+      // Dropped: a mention of no DID, a link to javascript:.
+      {{"index", {{"byteStart", 0}, {"byteEnd", 4}}},
+       {"features",
+        json::array({{{"$type", "app.bsky.richtext.facet#mention"}, {"did", "ann.example"}}})}},
+      {{"index", {{"byteStart", 9}, {"byteEnd", 26}}},
+       {"features", json::array({{{"$type", "app.bsky.richtext.facet#link"},
+                                  {"uri", "javascript:alert(1)"}}})}},
+  });
+  auto record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value()) << record.error();
+  EXPECT_TRUE(record->completed);
+  EXPECT_EQ(record->completed_at, "2026-12-02T09:30:00.000Z");
+  EXPECT_EQ(record->layout, "todo");
+  EXPECT_EQ(record->display, "collapsed");
+  ASSERT_EQ(record->facets.size(), 3u) << record->facets.dump();
+  EXPECT_EQ(record->facets[2]["features"][1],
+            json({{"$type", "com.example.fancy#glow"}, {"level", 3}}))
+      << "another type, kept as it came";
+  const json written = to_json(*record);
+  EXPECT_EQ(written["completedAt"], "2026-12-02T09:30:00.000Z");
+  EXPECT_FALSE(written.contains("completed"));
+  EXPECT_EQ(written["layout"], "todo");
+  EXPECT_EQ(written["display"], "collapsed");
+  EXPECT_EQ(to_json(*parse_node_record(written)), written) << "read back the same";
+  // Values of a later version are kept as written.
+  j["layout"] = "kanbanCard";
+  j["display"] = "";
+  record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value()) << record.error();
+  EXPECT_EQ(record->layout, "kanbanCard");
+  EXPECT_EQ(record->display, "");
+  // A feature of another type larger than the cap is dropped, the rest kept.
+  j["facets"] = json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 4}}},
+                              {"features", json::array({{{"$type", "com.example.big#x"},
+                                                         {"pad", std::string(2000, 'p')}}})}}});
+  record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(record->facets.is_null());
+}
+
+// A record an earlier build of this app view wrote (`completed: true`) is
+// completed since its createdAt; written again, it says completedAt. A
+// writer completes at its now, keeps the time of one completed already, and
+// un-completing removes it.
+TEST(NodeRecord, AnEarlierBuildsCompletedIsReadAsCompletedAt) {
+  json j = base();
+  j["completed"] = true;
+  auto record = parse_node_record(j);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(record->completed);
+  EXPECT_EQ(record->completed_at, std::nullopt);
+  EXPECT_EQ(record->completed_since(), "2026-11-30T12:00:00.000Z");
+  EXPECT_EQ(to_json(*record)["completedAt"], "2026-11-30T12:00:00.000Z");
+  EXPECT_FALSE(to_json(*record).contains("completed"));
+  // completedAt wins over the old boolean.
+  j["completed"] = false;
+  j["completedAt"] = "2026-12-03T00:00:00.000Z";
+  EXPECT_TRUE(parse_node_record(j)->completed);
+  NodeRecord fresh = *parse_node_record(base());
+  fresh.set_completed(true, "2026-12-07T10:00:00.000Z");
+  EXPECT_EQ(fresh.completed_since(), "2026-12-07T10:00:00.000Z");
+  fresh.set_completed(true, "2026-12-08T10:00:00.000Z");
+  EXPECT_EQ(fresh.completed_since(), "2026-12-07T10:00:00.000Z") << "completed already";
+  fresh.set_completed(false, "2026-12-09T10:00:00.000Z");
+  EXPECT_EQ(fresh.completed_since(), std::nullopt);
+  EXPECT_FALSE(to_json(fresh).contains("completedAt"));
+}
+
 TEST(NodeRecord, BadOrMissingSortKeyIsKeptAndSortsLast) {
   for (json key : {json("a00"), json(std::string(600, 'a')), json(42), json(nullptr)}) {
     json j = base();
@@ -73,6 +161,10 @@ TEST(NodeRecord, RejectsWithAReason) {
       {[](json& j) { j["parent"] = "not a uri"; }, "parent:"},
       {[](json& j) { j["parent"] = 7; }, "parent is not a string"},
       {[](json& j) { j["completed"] = "yes"; }, "completed is not a boolean"},
+      {[](json& j) { j["completedAt"] = "yesterday"; }, "completedAt:"},
+      {[](json& j) { j["completedAt"] = true; }, "completedAt is not a string"},
+      {[](json& j) { j["layout"] = 5; }, "layout is not a string"},
+      {[](json& j) { j["display"] = std::string(257, 'c'); }, "display is longer than 256"},
       {[](json& j) { j.erase("createdAt"); }, "createdAt is required"},
       {[](json& j) { j["createdAt"] = "yesterday"; }, "createdAt:"},
       {[](json& j) { j["$type"] = "app.bsky.feed.post"; }, "$type"},
@@ -131,6 +223,10 @@ TEST(NodeRecord, DirectJsonTextMatchesTheJsonLibrary) {
     record.sort_key = "a0";
     record.completed = true;
     record.facets = nlohmann::json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 1}}}}});
+    EXPECT_EQ(to_json_text(record), to_json(record).dump()) << text;
+    record.completed_at = "2026-12-01T08:00:00.000Z";
+    record.layout = text;
+    record.display = "collapsed";
     EXPECT_EQ(to_json_text(record), to_json(record).dump()) << text;
     record = NodeRecord{.created_at = record.created_at};
   }

@@ -20,6 +20,9 @@ inline schema::Database& database_of(schema::Store& store) {
 // triggers are not put back (no test writes to a rewound index).
 inline Result<void> rewind_schema(schema::Store& store, int version) {
   static constexpr std::pair<int, const char*> kUndo[] = {
+      {14,
+       "ALTER TABLE nodes DROP COLUMN completed_at; ALTER TABLE nodes DROP COLUMN layout;"
+       "ALTER TABLE nodes DROP COLUMN display;"},
       {13, "DROP TABLE search_terms;"},
       {12,
        "DROP TABLE search_fts; DROP TABLE search_codes; DROP TABLE search_tags;"

@@ -2,7 +2,8 @@
 // (encode_record_block) is the block the data model gives (its JSON form ->
 // DAG value -> canonical DAG-CBOR), and reads back as the same record: for
 // every record in the captured fixtures and for generated ones with notes,
-// parents, keys, facets and text that is not ASCII.
+// parents, keys, facets, completion times, layouts, displays and text that
+// is not ASCII.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -86,6 +87,12 @@ TEST(RecordBlock, GeneratedRecordsWithFacetsAndTextBeyondAsciiToo) {
       record.sort_key = random() % 5 == 0 ? "not a key!" : "a" + std::to_string(random() % 90);
     }
     record.completed = random() % 3 == 0;
+    if (record.completed && random() % 2 == 0) {
+      record.completed_at = "2026-12-05T11:00:0" + std::to_string(random() % 10) + ".000Z";
+    }
+    const std::vector<std::string> layouts = {"todo", "h1", "codeBlock", "later-ünknown"};
+    if (random() % 3 == 0) record.layout = layouts[random() % layouts.size()];
+    if (random() % 3 == 0) record.display = random() % 2 == 0 ? "collapsed" : "expanded";
     record.created_at = "2026-12-04T10:00:0" + std::to_string(random() % 10) + ".000Z";
     if (random() % 2 == 0 && !record.text.empty()) {
       const auto end = static_cast<int>(1 + random() % record.text.size());
@@ -94,7 +101,8 @@ TEST(RecordBlock, GeneratedRecordsWithFacetsAndTextBeyondAsciiToo) {
                         {"features",
                          {{{"$type", "app.bulleted.node#" + features[random() % features.size()]}},
                           {{"$type", "app.bulleted.node#link"},
-                           {"uri", "https://example.com/" + std::to_string(i)}}}}});
+                           {"uri", "https://example.com/" + std::to_string(i)}},
+                          {{"$type", "app.bsky.richtext.facet#tag"}, {"tag", "work"}}}}});
       record.facets = schema::sanitize_facets(record.text, facets);
     }
     with_facets += record.facets.is_array() ? 1 : 0;
