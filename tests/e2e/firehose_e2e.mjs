@@ -6,6 +6,7 @@
 // Usage: ./node22 ../firehose_e2e.mjs APPVIEW_BINARY WORKDIR   (from tests/e2e/pds)
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
 import {
   Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, sleep, startAppview, startPds,
@@ -159,6 +160,45 @@ try {
     assert(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'ids strictly increase');
     assert(aliceStream.changes().some((e) => e.data.op === 'delete' && e.data.rkey === 'child1'), 'the delete told');
     aliceStream.close();
+  });
+
+  await runner.test('records in the published shape, as a third-party client writes them, are served whole', async () => {
+    // Browser-minted sort keys (a20, a00 and a200 are not canonical),
+    // completedAt, layout and display (one of a later version), and
+    // app.bsky.richtext.facet's features beside one of a type nobody here
+    // knows.
+    const text = '@ann see https://bulleted.app #plans';
+    const facets = [
+      { index: { byteStart: 0, byteEnd: 4 }, features: [{ $type: 'app.bsky.richtext.facet#mention', did: bob.did }] },
+      { index: { byteStart: 9, byteEnd: 29 }, features: [{ $type: 'app.bsky.richtext.facet#link', uri: 'https://bulleted.app' }] },
+      { index: { byteStart: 30, byteEnd: 36 }, features: [{ $type: 'app.bsky.richtext.facet#tag', tag: 'plans' },
+        { $type: 'com.example.outliner#glow', level: 2 }] },
+    ];
+    const completedAt = now();
+    const writes = [
+      ['pubroot', { text: 'Plans', layout: 'h1', display: 'collapsed', sortKey: 'a20' }],
+      ['pubtodo', { text, facets, layout: 'todo', completedAt, sortKey: 'a00', parent: uri(alice.did, 'pubroot') }],
+      ['pubcard', { text: 'A card', layout: 'kanbanCard', sortKey: 'a200', parent: uri(alice.did, 'pubroot') }],
+      ['pubnext', { text: 'Next', layout: 'todo', sortKey: 'a1', parent: uri(alice.did, 'pubroot') }],
+    ].map(([rkey, record]) => ({ $type: 'com.atproto.repo.applyWrites#create', collection: 'app.bulleted.node', rkey,
+      value: { $type: 'app.bulleted.node', createdAt: now(), ...record } }));
+    await xrpc.ok('com.atproto.repo.applyWrites', { body: { repo: alice.did, writes }, token: alice.accessJwt });
+    const base = `http://127.0.0.1:${indexerPort}/xrpc/app.bulleted`;
+    const get = async (rkey) => (await fetch(`${base}.getNode?repo=${alice.did}&rkey=${rkey}`)).json();
+    await waitFor('the published records indexed', async () => (await get('pubnext')).rkey === 'pubnext', 30000, 100);
+    const root = await get('pubroot');
+    assertEqual([root.layout, root.display, root.completed, root.sortKeyValid], ['h1', 'collapsed', false, false], 'the root');
+    const todo = await get('pubtodo');
+    assertEqual([todo.layout, todo.completed, todo.completedAt], ['todo', true, completedAt], 'the todo');
+    assert(isDeepStrictEqual(todo.facets, facets), `its facets, the unknown feature as it came: ${JSON.stringify(todo.facets)}`);
+    assertEqual((await get('pubcard')).layout, 'kanbanCard', 'a layout of a later version, as written');
+    // Valid keys first, then the malformed ones by record key.
+    const page = await (await fetch(`${base}.getChildren?repo=${alice.did}&parent=pubroot`)).json();
+    assertEqual(page.nodes.map((n) => n.rkey), ['pubnext', 'pubcard', 'pubtodo'], 'the children in order');
+    assertEqual(page.nodes[2].completedAt, completedAt, 'a page serves completedAt too');
+    // A search finds the todo by its tag's word; is:completed too.
+    const found = await (await fetch(`${base}.searchNodes?repo=${alice.did}&q=${encodeURIComponent('plans is:completed')}`)).json();
+    assertEqual(found.results.map((r) => r.node.rkey), ['pubtodo'], 'searched');
   });
 
   await runner.test('search follows the PDS: new words found, old ones not, deleted gone, a moved subtree under its new root only', async () => {
