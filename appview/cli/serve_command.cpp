@@ -383,6 +383,15 @@ int run_serve_command(const std::vector<std::string>& argv, std::ostream& /*out*
   }
   spdlog::info("listening on http://{}:{} ({} mode)", config->bind, config->port,
                appview::to_string(config->mode));
+  // A newcomer's first outline, told where they look first.
+  if (config->mode == appview::Mode::kLocal && store->read().node_count().value_or(1) == 0) {
+    spdlog::info(
+        "getting started: this index holds no outline yet. Make a token for the DID you write "
+        "as: bulleted-appview token create --did did:plc:... --db {}; open http://{}:{}/, paste "
+        "the token into the token field and press Sign in; then open your DID and press New "
+        "bullet, or Import… a WorkFlowy OPML export",
+        config->db_path, config->bind == "0.0.0.0" ? "127.0.0.1" : config->bind, config->port);
+  }
 
   int received = 0;
   sigwait(&signals, &received);

@@ -47,6 +47,7 @@ async function open() {
   $('breadcrumbs').replaceChildren();
   $('zoom-title').classList.add('hidden');
   $('tools').classList.toggle('hidden', !who);
+  showStart(!who);
   if (!who) {
     stopFollowing();
     state.repo = null;
@@ -151,9 +152,44 @@ function showSignedIn() {
   who.classList.toggle('hidden', !state.session);
 }
 
+// The steps to a first outline, for a newcomer on the page with no
+// outline open: how this app view signs people in decides them.
+function showStart(shown) {
+  const steps = [];
+  if (state.signIn === 'token') {
+    if (!state.token) {
+      steps.push(['Make a token for the DID you write as, in a terminal where the app view runs:',
+        'bulleted-appview token create --did did:plc:… --db <the database serve uses>']);
+      steps.push(['Paste the token into the token field above and press Sign in.']);
+    }
+    steps.push(['Type your DID in the outline box above and press Open.']);
+  } else if (state.signIn === 'oauth') {
+    if (!state.session) steps.push(['Type your handle above and press Sign in: your own server asks you to let Bulleted in.']);
+    else steps.push(['Open your outline: type your handle in the outline box above and press Open.']);
+  } else {
+    steps.push(['Type a DID or handle in the outline box above and press Open.']);
+  }
+  if (state.signIn === 'token' || state.signIn === 'oauth') {
+    steps.push(['Press New bullet, or Import… a WorkFlowy OPML export.']);
+  }
+  const list = $('start-steps');
+  list.replaceChildren(...steps.map(([text, command]) => {
+    const li = document.createElement('li');
+    li.append(text);
+    if (command) {
+      const code = document.createElement('code');
+      code.textContent = command;
+      li.append(document.createElement('br'), code);
+    }
+    return li;
+  }));
+  $('start').classList.toggle('hidden', !shown);
+}
+
 // Who is signed in (the session cookie), and whether OAuth is on here.
 async function loadSession() {
   const health = await fetch('/xrpc/_health').then((r) => r.json()).catch(() => ({}));
+  state.signIn = health.signIn ?? null;
   state.oauth = health.signIn === 'oauth';
   if (state.oauth) state.session = await query('getSession').catch(() => null);
   if (state.session && state.session.via === 'serviceAuth') state.session = null;

@@ -10,6 +10,7 @@ export const state = {
   token: null,       // a local-mode token (kept in sessionStorage)
   session: null,     // {did, handle?, via} of the OAuth sign-in (pds mode), by cookie
   oauth: false,      // whether this app view signs in with OAuth
+  signIn: null,      // how people sign in here (_health's signIn: token, oauth, password, none)
   cursor: null,      // getChanges cursor
   nodes: new Map(),  // rkey -> NodeView (as last read)
   expanded: new Set(),

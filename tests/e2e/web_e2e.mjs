@@ -105,6 +105,22 @@ async function focusEnd(p, text) {
 }
 
 try {
+  await runner.test('a newcomer is told the steps to a first outline, on the page and in the log', async () => {
+    // The server started on an empty index (the outline above was made after).
+    const logged = fs.readFileSync(path.join(workdir, 'appview-web.log'), 'utf8');
+    assert(/getting started: .*bulleted-appview token create --did/.test(logged), 'the log says how to start');
+    assert(logged.includes(`--db ${dbPath}`), 'with the database it serves');
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#start:not(.hidden) li');
+    const steps = await page.$$eval('#start-steps li', (els) => els.map((e) => e.textContent));
+    assert(steps.length === 4 && /bulleted-appview token create --did/.test(steps[0]) && /Sign in/.test(steps[1]),
+      `the steps of local mode: ${JSON.stringify(steps)}`);
+    // Opening an outline puts the steps away.
+    await page.goto(`${base}/#/${did}`);
+    await page.waitForSelector('#outline .text');
+    assert(await page.$eval('#start', (e) => e.classList.contains('hidden')), 'no steps over an outline');
+  });
+
   await runner.test('an outline opens read-only by DID and by handle, a page at a time', async () => {
     await page.goto(`${base}/#/${did}`);
     await page.waitForSelector('#outline .text');
