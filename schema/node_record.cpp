@@ -11,17 +11,35 @@
 #include "schema/syntax.hpp"
 
 namespace bulleted::schema {
-std::optional<std::string> text_field_error(std::string_view field, std::string_view text) {
-  if (text.size() > kMaxTextBytes) {
-    return std::string(field) + " is longer than 100000 bytes (" + std::to_string(text.size()) +
-           ")";
+namespace {
+
+std::optional<std::string> field_error(std::string_view field, std::string_view text,
+                                       std::size_t max_bytes, std::size_t max_graphemes,
+                                       std::string_view whose) {
+  if (text.size() > max_bytes) {
+    return std::string(field) + " is longer than " + std::to_string(max_bytes) + " bytes" +
+           std::string(whose) + " (" + std::to_string(text.size()) + ")";
   }
   if (!is_valid_utf8(text)) return std::string(field) + " is not valid UTF-8";
   // A grapheme is at least one byte: short texts cannot exceed the limit.
-  if (text.size() > kMaxTextGraphemes && count_graphemes(text) > kMaxTextGraphemes) {
-    return std::string(field) + " has more than 10000 graphemes";
+  if (text.size() > max_graphemes && count_graphemes(text) > max_graphemes) {
+    return std::string(field) + " has more than " + std::to_string(max_graphemes) + " graphemes" +
+           std::string(whose);
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> text_field_error(std::string_view field, std::string_view text) {
+  return field_error(field, text, kMaxTextBytes, kMaxTextGraphemes, "");
+}
+
+std::optional<std::string> written_field_error(std::string_view field, std::string_view text) {
+  const bool note = field == "note";
+  return field_error(field, text, note ? kWrittenNoteBytes : kWrittenTextBytes,
+                     note ? kWrittenNoteGraphemes : kWrittenTextGraphemes,
+                     note ? " (the published note's limit)" : " (the published record's limit)");
 }
 
 namespace {

@@ -120,6 +120,17 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
 // limits (kMaxTextBytes, UTF-8, kMaxTextGraphemes), or none: what
 // parse_node_record says of it, for writers that hold the value already.
 std::optional<std::string> text_field_error(std::string_view field, std::string_view text);
+// What this app view writes is held to the published lexicons' limits
+// (reading is lenient, writing strict): a node's text at most 10,000 bytes
+// and 2,000 graphemes, a note (the app.bulleted.note record's text) at most
+// 100,000 bytes and 20,000 graphemes.
+inline constexpr std::size_t kWrittenTextBytes = 10'000;
+inline constexpr std::size_t kWrittenTextGraphemes = 2'000;
+inline constexpr std::size_t kWrittenNoteBytes = 100'000;
+inline constexpr std::size_t kWrittenNoteGraphemes = 20'000;
+// Why a value a writer is about to write as `field` ("text" or "note")
+// breaks those limits, or none.
+std::optional<std::string> written_field_error(std::string_view field, std::string_view text);
 // A record without text: what parse_node_record and the writers say.
 inline constexpr std::string_view kTextRequired = "text is required";
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);

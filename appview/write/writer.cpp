@@ -38,7 +38,7 @@ Result<schema::NodeRecord> current_record(schema::Store& store, const std::strin
 Result<void> check_texts(const NodeFields& fields) {
   for (const auto& [name, value] : {std::pair{"text", &fields.text}, {"note", &fields.note}}) {
     if (!*value) continue;
-    if (auto reason = schema::text_field_error(name, **value)) {
+    if (auto reason = schema::written_field_error(name, **value)) {
       return fail(ErrorCode::kInvalidRequest, *reason);
     }
   }

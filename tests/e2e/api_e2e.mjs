@@ -99,7 +99,7 @@ try {
     expectError(await call('createNode', '[1,2]'), 400, 'InvalidRequest');
     expectError(await call('createNode', { repo: alice }), 400, 'InvalidRequest');
     expectError(await call('createNode', { repo: alice, text: 5 }), 400, 'InvalidRequest');
-    expectError(await call('createNode', { repo: alice, text: 'x'.repeat(100001) }), 400, 'InvalidRequest');
+    expectError(await call('createNode', { repo: alice, text: 'x'.repeat(10001) }), 400, 'InvalidRequest');
     expectError(await call('createNode', { repo: alice, text: 'x', position: 'middle' }), 400, 'InvalidRequest');
     expectError(await call('createNode', { repo: alice, text: 'x', parentRkey: 'nope' }), 404, 'NotFound');
     expectError(await call('createNode', { repo: alice, text: 'x', afterRkey: 'nope' }), 400, 'InvalidNeighbour');

@@ -17,6 +17,7 @@
 #include "appview/write/writer.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "ordering/random_source.hpp"
+#include "schema/syntax.hpp"
 #include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -287,6 +288,42 @@ TEST_F(WritePathTest, LocalWritesAreFoundAsSoonAsTheyAnswer) {
   auto report = store_->integrity_report();
   ASSERT_TRUE(report.has_value());
   EXPECT_TRUE(report->search_index_ok);
+}
+
+// What the writer writes holds to the published lexicons (reading is
+// lenient, writing strict): a text of at most 2,000 graphemes and 10,000
+// bytes, a note of at most 20,000 graphemes; completion is completedAt,
+// written at the update that completes and removed by the one that does not.
+TEST_F(WritePathTest, WritesHoldToThePublishedRecordsLimitsAndCompleteWithCompletedAt) {
+  LocalSink sink(clock_);
+  Writer writer(locks_, clock_, sink);
+  NeighbourIntent top;
+  EXPECT_TRUE(writer.create(*store_, kDid, top, {.text = std::string(2'000, 'x')}).has_value());
+  for (const auto& [fields, says] : std::vector<std::pair<NodeFields, std::string>>{
+           {{.text = std::string(2'001, 'x')}, "text has more than 2000 graphemes"},
+           {{.text = std::string(10'001, 'x')}, "text is longer than 10000 bytes"},
+           {{.text = "ok", .note = std::string(20'001, 'n')}, "note has more than 20000"}}) {
+    auto refused = writer.create(*store_, kDid, top, fields);
+    ASSERT_FALSE(refused.has_value()) << says;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidRequest);
+    EXPECT_NE(refused.error().message.find(says), std::string::npos) << refused.error().message;
+  }
+  auto todo = writer.create(*store_, kDid, top, {.text = "todo"});
+  ASSERT_TRUE(todo.has_value());
+  ASSERT_TRUE(writer.update(*store_, kDid, todo->rkey, {.completed = true}));
+  auto record = [&] {
+    auto row = store_->read().node(kDid, todo->rkey);
+    EXPECT_TRUE(row.has_value());
+    return row ? nlohmann::json::parse(row->record_json) : nlohmann::json();
+  };
+  const auto completed_at = record()["completedAt"];
+  ASSERT_TRUE(completed_at.is_string()) << record().dump();
+  EXPECT_TRUE(schema::Datetime::parse(completed_at.get<std::string>()).has_value());
+  EXPECT_FALSE(record().contains("completed"));
+  ASSERT_TRUE(writer.update(*store_, kDid, todo->rkey, {.text = std::string("todo, renamed")}));
+  EXPECT_EQ(record()["completedAt"], completed_at) << "kept by an edit";
+  ASSERT_TRUE(writer.update(*store_, kDid, todo->rkey, {.completed = false}));
+  EXPECT_FALSE(record().contains("completedAt"));
 }
 
 TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
