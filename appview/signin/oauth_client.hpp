@@ -46,7 +46,13 @@
 
 namespace bulleted::appview {
 
-inline constexpr std::string_view kOAuthScope = "atproto repo:app.bulleted.node";
+// What a sign-in asks for: the AT Protocol's own scope, and to write the
+// six collections of Bulleted's published records (the repo: scopes that
+// the published permission set app.bulleted.authFull stands for, asked one
+// by one: include: needs a PDS that resolves permission sets).
+inline constexpr std::string_view kOAuthScope =
+    "atproto repo:app.bulleted.node repo:app.bulleted.note repo:app.bulleted.outline"
+    " repo:app.bulleted.mirror repo:app.bulleted.comment repo:app.bulleted.commentPolicy";
 // How long a sign-in may take between /oauth/login and the callback.
 inline constexpr std::int64_t kSignInSeconds = 600;
 

@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, harnessRequire, launchChromium, listRecords, makeCertificate,
+  Runner, Xrpc, assert, assertEqual, freePort, harnessRequire, here, launchChromium, listRecords, makeCertificate,
   screenshotDir, startAppview, startNginx, startPds, stopProcess, waitFor,
 } from './lib.mjs';
 
@@ -106,6 +106,7 @@ async function pdsCallWith({ access, grant }) {
   return res.status;
 }
 
+const authFull = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'schema', 'lexicons', 'app', 'bulleted', 'authFull.json'), 'utf8'));
 try {
   await runner.test('the client metadata passes @atproto/oauth-types and names the published key', async () => {
     const metadata = await (await fetch(`${direct}/oauth/client-metadata.json`)).json();
@@ -113,7 +114,10 @@ try {
     assertEqual([parsed.client_id, parsed.redirect_uris[0], parsed.jwks_uri, parsed.scope, parsed.token_endpoint_auth_method,
       parsed.token_endpoint_auth_signing_alg, parsed.dpop_bound_access_tokens],
     [`${publicUrl}/oauth/client-metadata.json`, `${publicUrl}/oauth/callback`, `${publicUrl}/oauth/jwks.json`,
-      'atproto repo:app.bulleted.node', 'private_key_jwt', 'ES256', true], 'the confidential client\'s metadata');
+      // The repo: scopes the published permission set app.bulleted.authFull stands for.
+      ['atproto', ...authFull.defs.main.permissions[0].collection.map((c) => `repo:${c}`)].join(' '),
+      'private_key_jwt', 'ES256', true],
+    'the confidential client\'s metadata');
     const jwks = await (await fetch(`${direct}/oauth/jwks.json`)).json();
     assertEqual(jwks.keys.map((k) => [k.kty, k.crv, k.alg, 'd' in k]), [['EC', 'P-256', 'ES256', false]], 'one public key');
     crypto.createPublicKey({ key: jwks.keys[0], format: 'jwk' });  // a usable key

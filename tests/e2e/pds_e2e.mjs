@@ -9,9 +9,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, listRecords, openEventStream, sleep, startAppview, startPds,
-  stopProcess, waitFor, waitForConnection,
+  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, harnessRequire, here, listRecords, openEventStream, sleep,
+  startAppview, startPds, stopProcess, waitFor, waitForConnection,
 } from './lib.mjs';
+
+const { Lexicons } = harnessRequire('@atproto/lexicon');
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
@@ -186,6 +188,20 @@ try {
     }
     // Canonical keys (the app view's own validator, exit status 1 on any invalid).
     execFileSync(binary, ['keys', 'validate', ...records.map((r) => r.value.sortKey)]);
+    // Each record valid against the published lexicon (vendored in
+    // tests/fixtures/published-lexicons), in the official package;
+    // completion written as completedAt, never as the old boolean.
+    const published = new Lexicons(['app.bulleted.node', 'app.bsky.richtext.facet'].map((id) =>
+      JSON.parse(fs.readFileSync(path.join(here, '..', 'fixtures', 'published-lexicons', `${id}.json`), 'utf8'))));
+    for (const r of records) {
+      try {
+        published.assertValidRecord('app.bulleted.node', r.value);
+      } catch (err) {
+        throw new Error(`${r.uri} breaks the published lexicon: ${err.message}`);
+      }
+      assert(!('completed' in r.value), `${r.uri} says completed`);
+    }
+    assert(records.some((r) => typeof r.value.completedAt === 'string'), 'a completed bullet says completedAt');
     // getChildren order = (sortKey, rkey) order of the PDS records, per parent.
     const groups = new Map();
     for (const r of records) {

@@ -108,7 +108,9 @@ TEST_F(OAuthClientTest, MetadataAndKeysAreAConfidentialClientsAndTheKeyIsKept) {
   EXPECT_EQ(metadata["client_id"], "https://appview.example.com/oauth/client-metadata.json");
   EXPECT_EQ(metadata["redirect_uris"], json::array({"https://appview.example.com/oauth/callback"}));
   EXPECT_EQ(metadata["jwks_uri"], "https://appview.example.com/oauth/jwks.json");
-  EXPECT_EQ(metadata["scope"], "atproto repo:app.bulleted.node");
+  EXPECT_EQ(metadata["scope"],
+            "atproto repo:app.bulleted.node repo:app.bulleted.note repo:app.bulleted.outline"
+            " repo:app.bulleted.mirror repo:app.bulleted.comment repo:app.bulleted.commentPolicy");
   EXPECT_EQ(metadata["token_endpoint_auth_method"], "private_key_jwt");
   EXPECT_EQ(metadata["token_endpoint_auth_signing_alg"], "ES256");
   EXPECT_EQ(metadata["dpop_bound_access_tokens"], true);
