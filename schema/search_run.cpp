@@ -511,13 +511,13 @@ Result<void> SearchRun::run(std::vector<Hit>& hits, SearchPage& page) {
     }
     return rowids;
   };
-  // `listed`: the newest matches, when all_matches has read them.
   // Words or tags to score by: by relevance without the index's help (all
   // of them too broad to ask it), windows of the nodes by change.
   const bool scored = std::any_of(r_.query.all.begin(), r_.query.all.end(), [](const auto& c) {
     return !c.negated && std::any_of(c.any.begin(), c.any.end(),
                                      [](const SearchTerm& t) { return t.in_index(); });
   });
+  // `listed`: the newest matches, when all_matches has read them.
   auto the_long_way = [&](const std::vector<std::int64_t>& listed) -> Result<void> {
     if (r_.sort == SearchSort::kOutline) return outline(0, 0, 0);
     if (r_.sort == SearchSort::kRelevance && expression_) return windows('w', kNoRow, 0, listed);
