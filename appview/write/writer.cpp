@@ -235,6 +235,8 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
     record.text = *fields.text;
     record.note = fields.note;
     record.completed = fields.completed.value_or(false);
+    if (fields.layout && !fields.layout->empty()) record.layout = fields.layout;
+    if (fields.display && !fields.display->empty()) record.display = fields.display;
     record.parent = placement->parent_uri;
     record.sort_key = placement->sort_key;
     record.sort_key_valid = true;
@@ -318,6 +320,16 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
     // completed: true writes completedAt (now, unless it was completed
     // already), false removes it.
     if (fields.completed) record->set_completed(*fields.completed, schema::now_datetime());
+    // A layout or display given replaces the record's; "" removes it.
+    for (auto [given, into] : {std::pair{&fields.layout, &record->layout},
+                               std::pair{&fields.display, &record->display}}) {
+      if (!*given) continue;
+      if ((*given)->empty()) {
+        into->reset();
+      } else {
+        *into = **given;
+      }
+    }
     std::vector<RecordWrite> writes;
     writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
     auto committed = sink_.commit(store, did, writes);

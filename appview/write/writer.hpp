@@ -44,6 +44,9 @@ struct NodeFields {
   std::optional<std::string> text;
   std::optional<std::string> note;
   std::optional<bool> completed;
+  // The published record's open sets, as given (an update's "" removes).
+  std::optional<std::string> layout;
+  std::optional<std::string> display;
 };
 
 // One record write of a plan.

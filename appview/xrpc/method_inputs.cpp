@@ -1,5 +1,6 @@
 #include "appview/xrpc/method_inputs.hpp"
 
+#include "schema/node_record.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
@@ -57,6 +58,17 @@ Result<NodeFields> fields_of(const Body& body) {
   fields.text = *text;
   fields.note = *note;
   fields.completed = *completed;
+  for (auto [name, into] : {std::pair{"layout", &fields.layout}, {"display", &fields.display}}) {
+    auto value = body.string(name);
+    if (!value) return std::unexpected(value.error());
+    if (*value &&
+        ((*value)->size() > schema::kMaxOpenValueBytes || !schema::is_valid_utf8(**value))) {
+      return fail(ErrorCode::kInvalidRequest, std::string(name) + " is longer than " +
+                                                  std::to_string(schema::kMaxOpenValueBytes) +
+                                                  " bytes or not UTF-8");
+    }
+    *into = std::move(*value);
+  }
   return fields;
 }
 

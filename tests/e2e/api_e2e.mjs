@@ -76,6 +76,14 @@ try {
     assertEqual([node.text, node.note, node.parent, node.sortKey, node.sortKeyValid, node.completed, node.childCount],
       ['Hello', 'a note', undefined, 'a0', true, false, 0], 'NodeView fields');
     assert(!('parent' in node), 'a top-level node has no parent field (never null)');
+    assert(!('completedAt' in node) && !('layout' in node) && !('display' in node), 'absent, never null');
+    // The published record's fields through the project's own methods.
+    const todo = await ok(call('createNode', { repo: alice, text: 'Buy milk', layout: 'todo', display: 'collapsed' }));
+    await ok(call('updateNode', { repo: alice, rkey: todo.rkey, completed: true, display: '' }));
+    const done = await ok(query('getNode', { repo: alice, rkey: todo.rkey }));
+    assertEqual([done.layout, done.display, done.completed], ['todo', undefined, true], 'layout kept, display removed, completed');
+    assert(!Number.isNaN(Date.parse(done.completedAt)), `completedAt: ${done.completedAt}`);
+    expectError(await call('createNode', { repo: alice, text: 'x', layout: 'x'.repeat(257) }), 400, 'InvalidRequest');
   });
 
   await runner.test('every error is JSON with error and message, with the right status', async () => {

@@ -324,6 +324,22 @@ TEST_F(WritePathTest, WritesHoldToThePublishedRecordsLimitsAndCompleteWithComple
   EXPECT_EQ(record()["completedAt"], completed_at) << "kept by an edit";
   ASSERT_TRUE(writer.update(*store_, kDid, todo->rkey, {.completed = false}));
   EXPECT_FALSE(record().contains("completedAt"));
+  // Layout and display, as given; an update's "" removes them.
+  auto heading =
+      writer.create(*store_, kDid, top, {.text = "Plans", .layout = "h1", .display = "collapsed"});
+  ASSERT_TRUE(heading.has_value());
+  auto fields_of = [&](const std::string& rkey) {
+    auto row = store_->read().node(kDid, rkey);
+    EXPECT_TRUE(row.has_value());
+    return row ? std::pair{row->layout, row->display}
+               : std::pair<std::optional<std::string>, std::optional<std::string>>{};
+  };
+  EXPECT_EQ(fields_of(heading->rkey),
+            (std::pair<std::optional<std::string>, std::optional<std::string>>{"h1", "collapsed"}));
+  ASSERT_TRUE(writer.update(*store_, kDid, heading->rkey, {.layout = "todo", .display = ""}));
+  EXPECT_EQ(
+      fields_of(heading->rkey),
+      (std::pair<std::optional<std::string>, std::optional<std::string>>{"todo", std::nullopt}));
 }
 
 TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
