@@ -217,4 +217,4 @@ export function wireText(text) {
 }
 
 
-useEditing({ wire: wireText, saveSoon });
+useEditing({ wire: wireText, saveSoon, toggleCompleted: (li) => commands.toggleCompleted(li) });

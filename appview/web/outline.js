@@ -6,7 +6,10 @@ import { textPieces } from './text.js';
 
 // What editing does with a bullet's text element (edit.js gives it, once,
 // when it is loaded): its listeners, and a save soon after typing.
-let editing = { wire: () => {}, saveSoon: () => {} };
+let editing = { wire: () => {}, saveSoon: () => {}, toggleCompleted: () => {} };
+// The layouts the page draws (the record's layout is an open set: any
+// other value is drawn as a bullet).
+const layouts = ['todo', 'h1', 'h2', 'h3', 'codeBlock', 'quoteBlock'];
 export const useEditing = (behaviour) => { editing = behaviour; };
 
 // Text with its facets as nested spans (text.js says which).
@@ -51,11 +54,24 @@ export function nodeElement(node) {
   bullet.addEventListener('click', () => {
     if (!li.dataset.rkey.startsWith('draft-')) location.hash = `#/${state.repo}/${li.dataset.rkey}`;
   });
+  // A todo's box: its completion, which a click changes where editing is.
+  const check = document.createElement('input');
+  check.type = 'checkbox';
+  check.className = 'check';
+  check.tabIndex = -1;
+  check.setAttribute('aria-label', 'Completed');
+  check.addEventListener('click', (event) => {
+    if (!canEdit()) {
+      event.preventDefault();
+      return;
+    }
+    editing.toggleCompleted(li);
+  });
   const text = document.createElement('span');
   text.className = 'text';
   text.dataset.rkey = node.rkey;
   editing.wire(text);
-  row.append(toggle, bullet, text);
+  row.append(toggle, bullet, check, text);
   const note = document.createElement('div');
   note.className = 'note';
   const children = document.createElement('ul');
@@ -69,6 +85,11 @@ export function nodeElement(node) {
 export function updateElement(li, node) {
   state.nodes.set(node.rkey, node);
   li.classList.toggle('completed', !!node.completed);
+  for (const layout of layouts) li.classList.toggle(`layout-${layout}`, node.layout === layout);
+  const check = li.querySelector(':scope > .row > .check');
+  check.classList.toggle('hidden', node.layout !== 'todo');
+  check.checked = !!node.completed;
+  check.disabled = !canEdit();
   const toggle = li.querySelector(':scope > .row > .toggle');
   const open = state.expanded.has(node.rkey);
   toggle.classList.toggle('leaf', node.childCount === 0);

@@ -390,6 +390,29 @@ try {
     await other.close();
   });
 
+  await runner.test('layouts are drawn (a todo with its box, headings, code, quote) and the box completes', async () => {
+    const holder = await post('createNode', { text: 'layouts' });
+    const made = {};
+    for (const layout of ['todo', 'h1', 'codeBlock', 'quoteBlock', 'kanbanCard']) {
+      made[layout] = await post('createNode', { parentRkey: holder.rkey, text: `a ${layout}`, layout });
+    }
+    await page.goto(`${base}/#/${did}/${holder.rkey}`);
+    await page.waitForSelector(`#outline li.node[data-rkey="${made.kanbanCard.rkey}"]`);
+    const drawn = await page.$$eval('#outline > li.node', (els) => els.map((e) => [e.dataset.rkey,
+      [...e.classList].filter((c) => c.startsWith('layout-')).join(' '),
+      !e.querySelector(':scope > .row > .check').classList.contains('hidden')]));
+    assertEqual(drawn, [[made.todo.rkey, 'layout-todo', true], [made.h1.rkey, 'layout-h1', false],
+      [made.codeBlock.rkey, 'layout-codeBlock', false], [made.quoteBlock.rkey, 'layout-quoteBlock', false],
+      [made.kanbanCard.rkey, '', false]], 'each drawn by its layout; one of a later version as a bullet');
+    await page.click(`#outline li.node[data-rkey="${made.todo.rkey}"] > .row > .check`);
+    await waitFor('the todo completed', async () =>
+      (await api('getNode', { repo: did, rkey: made.todo.rkey })).body.completed === true, 10000);
+    assert(await page.$eval(`li.node[data-rkey="${made.todo.rkey}"]`,
+      (e) => e.classList.contains('completed') && e.querySelector('.check').checked), 'shown completed');
+    await page.goto(`${base}/#/${did}`);
+    await page.waitForSelector('#outline .text');
+  });
+
   await runner.test('a failed save is shown, not lost', async () => {
     // The token stops being valid: the page says the edit was not saved.
     await page.evaluate(() => { sessionStorage.setItem('bulleted.token', 'not-a-token'); });
