@@ -267,7 +267,9 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
       kind == "code") {
     return out;
   }
-  if (kind == "link") {
+  // WorkFlowy's link and the published record's (app.bsky.richtext.facet's)
+  // are the same feature.
+  if (kind == "link" || name == "app.bsky.richtext.facet#link") {
     auto uri = short_string(feature, "uri", kMaxLinkBytes);
     if (!uri || !allowed_link(*uri)) {
       return std::unexpected("a link that is not http(s), mailto or at (or too long)");
@@ -287,19 +289,11 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
     out["start"] = *start;
     return out;
   }
-  // The published record's facets: app.bsky.richtext.facet's features.
+  // The published record's other features (app.bsky.richtext.facet's).
   if (name == "app.bsky.richtext.facet#mention") {
     auto did = short_string(feature, "did", 2048);
     if (!did || !Did::parse(*did)) return std::unexpected("a mention without a valid DID");
     out["did"] = *did;
-    return out;
-  }
-  if (name == "app.bsky.richtext.facet#link") {
-    auto uri = short_string(feature, "uri", kMaxLinkBytes);
-    if (!uri || !allowed_link(*uri)) {
-      return std::unexpected("a link that is not http(s), mailto or at (or too long)");
-    }
-    out["uri"] = *uri;
     return out;
   }
   if (name == "app.bsky.richtext.facet#tag") {

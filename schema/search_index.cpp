@@ -161,26 +161,30 @@ std::optional<std::string> prefix_key(std::string_view code, std::string_view wo
   return std::string(code) + fold_word(word);
 }
 
-std::vector<std::string> prefix_keys(const SearchQuery& query, std::string_view code) {
+namespace {
+
+// What `key_of` makes of the last word of each of `query`'s word terms,
+// each once, in order.
+template <typename KeyOf>
+std::vector<std::string> last_words(const SearchQuery& query, const KeyOf& key_of) {
   std::set<std::string> keys;
   for (const auto& clause : query.all) {
     for (const auto& term : clause.any) {
       if (term.kind != SearchTerm::Kind::kWords || term.words.empty()) continue;
-      if (auto key = prefix_key(code, term.words.back())) keys.insert(std::move(*key));
+      if (auto key = key_of(term.words.back())) keys.insert(std::move(*key));
     }
   }
   return {keys.begin(), keys.end()};
 }
 
+}  // namespace
+
+std::vector<std::string> prefix_keys(const SearchQuery& query, std::string_view code) {
+  return last_words(query, [&](std::string_view word) { return prefix_key(code, word); });
+}
+
 std::vector<std::string> prefix_tokens(const SearchQuery& query, std::string_view code) {
-  std::set<std::string> tokens;
-  for (const auto& clause : query.all) {
-    for (const auto& term : clause.any) {
-      if (term.kind != SearchTerm::Kind::kWords || term.words.empty()) continue;
-      if (auto token = prefix_token(code, term.words.back())) tokens.insert(std::move(*token));
-    }
-  }
-  return {tokens.begin(), tokens.end()};
+  return last_words(query, [&](std::string_view word) { return prefix_token(code, word); });
 }
 
 std::optional<std::string> fts_expression(const SearchQuery& query, std::string_view code,

@@ -46,7 +46,7 @@ FILE_ORDER = {
         ["rows"],
         ["sqlite"],
         ["search_index"],
-        ["search_run", "search_walks"],
+        ["search_run", "search_walks", "search_prefixes"],
         ["positions"],
         ["position_blocks"],
         ["positions_read", "positions_upkeep", "positions_check"],
