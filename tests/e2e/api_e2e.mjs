@@ -84,6 +84,8 @@ try {
     assertEqual([done.layout, done.display, done.completed], ['todo', undefined, true], 'layout kept, display removed, completed');
     assert(!Number.isNaN(Date.parse(done.completedAt)), `completedAt: ${done.completedAt}`);
     expectError(await call('createNode', { repo: alice, text: 'x', layout: 'x'.repeat(257) }), 400, 'InvalidRequest');
+    const longest = await ok(call('createNode', { repo: alice, text: 'x', layout: 'x'.repeat(256), display: 'é'.repeat(128) }));
+    assertEqual((await ok(query('getNode', { repo: alice, rkey: longest.rkey }))).layout.length, 256, 'a layout just under the limit');
   });
 
   await runner.test('every error is JSON with error and message, with the right status', async () => {
