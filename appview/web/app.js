@@ -30,7 +30,7 @@ async function applyChanges(changes) {
   }
   for (const parent of parents) {
     if (parent === null && state.zoom !== null) continue;
-    if (groupOf(parent) && (parent === null || parent === state.zoom || state.expanded.has(parent))) await refreshGroup(parent);
+    if (groupOf(parent) && (parent === null || parent === state.zoom || elementOf(parent)?.getAttribute('aria-expanded') === 'true')) await refreshGroup(parent);
   }
   if (state.editing) focusText(state.editing);
 }

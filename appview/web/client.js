@@ -13,7 +13,7 @@ export const state = {
   signIn: null,      // how people sign in here (_health's signIn: token, oauth, password, none)
   cursor: null,      // getChanges cursor
   nodes: new Map(),  // rkey -> NodeView (as last read)
-  expanded: new Set(),
+  opened: new Map(),  // rkey -> true/false: the reader's own choice, which always wins
   editing: null,     // rkey whose text has focus
   focusAfterOpen: null,  // rkey to focus once the outline opened (a search result)
   generation: 0,     // bumped on navigation: late answers are dropped

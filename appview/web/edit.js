@@ -118,7 +118,7 @@ const commands = {
     const list = siblings(li);
     const into = list[list.indexOf(li) - 1];
     if (!into) return true;
-    state.expanded.add(into.dataset.rkey);
+    state.opened.set(into.dataset.rkey, true);
     into.querySelector(':scope > .children').append(li);
     updateElement(into, { ...state.nodes.get(into.dataset.rkey), childCount: (state.nodes.get(into.dataset.rkey)?.childCount ?? 0) + 1 });
     moved(li, parentLi, (rkey) =>

@@ -45,7 +45,7 @@ export function nodeElement(node) {
   toggle.type = 'button';
   toggle.className = 'toggle';
   toggle.tabIndex = -1;
-  toggle.addEventListener('click', () => (state.expanded.has(li.dataset.rkey) ? collapse(li) : expand(li)));
+  toggle.addEventListener('click', () => (li.getAttribute('aria-expanded') === 'true' ? collapse(li) : expand(li)));
   const bullet = document.createElement('button');
   bullet.type = 'button';
   bullet.className = 'bullet';
@@ -82,6 +82,22 @@ export function nodeElement(node) {
   return li;
 }
 
+// Levels below the page's top that open by themselves (a record's display
+// says whether it would): deeper ones wait for a click, so that an outline
+// of many levels is never read whole at once.
+const kOpenByItself = 3;
+
+// Whether a bullet shows its children: the reader's own choice, else what
+// its record's display says (absent, or anything but collapsed: expanded),
+// near the top of the page.
+export function isOpen(li, node) {
+  const chosen = state.opened.get(node.rkey);
+  if (chosen !== undefined) return chosen;
+  let depth = 0;
+  for (let up = li.parentElement?.closest('li.node'); up; up = up.parentElement?.closest('li.node')) depth++;
+  return node.display !== 'collapsed' && li.isConnected && depth < kOpenByItself;
+}
+
 export function updateElement(li, node) {
   state.nodes.set(node.rkey, node);
   li.classList.toggle('completed', !!node.completed);
@@ -91,7 +107,7 @@ export function updateElement(li, node) {
   check.checked = !!node.completed;
   check.disabled = !canEdit();
   const toggle = li.querySelector(':scope > .row > .toggle');
-  const open = state.expanded.has(node.rkey);
+  const open = isOpen(li, node);
   toggle.classList.toggle('leaf', node.childCount === 0);
   toggle.textContent = open ? '▾' : '▸';
   toggle.setAttribute('aria-label', open ? 'Collapse' : 'Expand');
@@ -157,8 +173,10 @@ export async function loadGroup(parent, ul, { atLeast = 0 } = {}) {
   }
   if (cursor) ul.append(moreButton(parent, ul, cursor));
   if (ul === outlineRoot()) $('empty').classList.toggle('hidden', nodes.length > 0);
-  await Promise.all(nodes.filter((n) => state.expanded.has(n.rkey) && n.childCount > 0)
-    .map((n) => loadGroup(n.rkey, elementOf(n.rkey).querySelector(':scope > .children'))));
+  // In the page now: whether each opens by itself is known.
+  for (const [i, n] of nodes.entries()) updateElement(elements[i], n);
+  await Promise.all(nodes.filter((n, i) => n.childCount > 0 && elements[i].getAttribute('aria-expanded') === 'true')
+    .map((n, i) => loadGroup(n.rkey, elementOf(n.rkey).querySelector(':scope > .children'))));
   if (typing && !(kept && elements.includes(kept))) {
     const li = elementOf(typing.rkey);
     if (li) {
@@ -208,13 +226,13 @@ export async function readStale() {
 }
 
 async function expand(li) {
-  state.expanded.add(li.dataset.rkey);
+  state.opened.set(li.dataset.rkey, true);
   updateElement(li, state.nodes.get(li.dataset.rkey));
   await loadGroup(li.dataset.rkey, li.querySelector(':scope > .children'));
 }
 
 function collapse(li) {
-  state.expanded.delete(li.dataset.rkey);
+  state.opened.set(li.dataset.rkey, false);
   li.querySelector(':scope > .children').replaceChildren();
   updateElement(li, state.nodes.get(li.dataset.rkey));
 }

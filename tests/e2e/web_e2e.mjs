@@ -61,6 +61,9 @@ const seeds = await post('createNode', { text: 'search seeds' });
 await post('createNode', { parentRkey: seeds.rkey, text: '東京タワーに行く' });
 const needle = await post('createNode', { parentRkey: seeds.rkey, text: 'find the needle #project' });
 await post('createNode', { parentRkey: seeds.rkey, text: '<img src=x onerror=alert(2)> needle' });
+// A record whose display says collapsed: shut until the reader opens it.
+const folded = await post('createNode', { parentRkey: seeds.rkey, text: 'folded', display: 'collapsed' });
+await post('createNode', { parentRkey: folded.rkey, text: 'folded.a' });
 const hostile = await post('importOutline', { format: 'opml', content: `<?xml version="1.0"?>
 <opml version="2.0"><head><title>t</title></head><body>
 <outline text="&lt;b&gt;bold&lt;/b&gt; and &lt;a href=&quot;https://example.com/x&quot;&gt;a link&lt;/a&gt; and &lt;a href=&quot;javascript:alert(1)&quot;&gt;no link&lt;/a&gt; &lt;img src=x onerror=alert(1)&gt;"/>
@@ -135,9 +138,10 @@ try {
 
   await runner.test('hostile records are shown as text; only http(s) links are made', async () => {
     // The import's root holds the record: open it.
+    // A record without display is expanded: its children show unasked.
     const root = await page.evaluateHandle(() => [...document.querySelectorAll('#outline > li.node')].at(-1));
-    await (await root.$('.toggle')).click();
     await page.waitForSelector('#outline .f-bold');
+    assertEqual(await root.evaluate((li) => li.getAttribute('aria-expanded')), 'true', 'open by itself');
     const links = await page.$$eval('#outline a.f-link', (els) => els.map((a) => a.href));
     assertEqual(links, ['https://example.com/x'], 'one link, the https one');
     assertEqual(await page.$$eval('#outline img', (els) => els.length), 0, 'no element from record text');
@@ -251,10 +255,24 @@ try {
     const press = (part) => page.evaluate((p) => [...document.querySelectorAll('#outline > li.node')]
       .find((li) => li.querySelector(':scope > .row > .text').textContent === 'one')
       .querySelector(`:scope > .row > .${p}`).click(), part);
-    await press('toggle');
-    await waitFor('expanded', async () => (await under()) === 2, 10000);
+    // Open by itself (no display in its record), shut and opened by the
+    // reader, whose choice wins.
+    await waitFor('expanded by itself', async () => (await under()) === 2, 10000);
     await press('toggle');
     await waitFor('collapsed', async () => (await under()) === 0, 10000);
+    await press('toggle');
+    await waitFor('expanded', async () => (await under()) === 2, 10000);
+    // A record that says collapsed stays shut until it is opened.
+    const foldedState = () => page.evaluate(() => {
+      const li = [...document.querySelectorAll('#outline li.node')]
+        .find((e) => e.querySelector(':scope > .row > .text').textContent === 'folded');
+      return li && [li.getAttribute('aria-expanded'), li.querySelectorAll(':scope > .children .text').length];
+    });
+    await waitFor('the folded bullet shown shut', async () => JSON.stringify(await foldedState()) === '["false",0]', 10000);
+    await page.evaluate(() => [...document.querySelectorAll('#outline li.node')]
+      .find((e) => e.querySelector(':scope > .row > .text').textContent === 'folded')
+      .querySelector(':scope > .row > .toggle').click());
+    await waitFor('opened by the reader', async () => JSON.stringify(await foldedState()) === '["true",1]', 10000);
     await press('bullet');
     await waitFor('zoomed', async () => (await shown(page)).join() === 'one.a,one.b', 10000);
     assertEqual(await page.$eval('#zoom-title', (e) => e.textContent), 'one', 'the zoomed title');
