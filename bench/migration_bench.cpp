@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
         if (c % 10 == 0) {
           batch.ops.back().record->facets = nlohmann::json::array(
               {{{"index", {{"byteStart", 2}, {"byteEnd", 8}}},
-                {"features", nlohmann::json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+                {"features", nlohmann::json::array({{{"$type", "app.bulleted.format#bold"}}})}}});
         }
       }
       if (batch.ops.size() >= 10000) flush();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # HTTP benchmark with wrk, in one run: getChildren pages of 100 from a
 # 3,000-child group, getNode, getPosition, getSubtree of 2,000 nodes,
-# createNode at random positions, and the ceilings of a trivial handler on
+# getOutline (depth 5, limit 100), createNode at random positions, and the
+# ceilings of a trivial handler on
 # the same HTTP front answering a fixed 2 KB body, a fixed body of a page's
 # size (17 KB) and one of a 2,000-node subtree's (746 KB, one connection),
 # each beside the same trivial handler on a Boost.Beast front.
@@ -94,6 +95,16 @@ printf 'request = function()\n  return wrk.format("GET", "%s&sort=outline")\nend
 # with one waiting; more connections would measure 429s.
 CONNECTIONS=2 RUN_THREADS=1 run "trivial, a search answer's size ($search_bytes B), 2 conns" "http://127.0.0.1:$search_ceiling_port/"
 CONNECTIONS=2 RUN_THREADS=1 run "searchNodes, a rare word, 2 conns" "http://127.0.0.1:$port" "$work/search.lua"
+# Bulleted's published getOutline, depth 5 and limit 100 (the seed's top
+# level and what is under it, in pre-order), against a trivial handler
+# answering a body of the same size.
+outline_q="/xrpc/app.bulleted.getOutline?did=$did&depth=5&limit=100"
+outline_bytes=$(curl -sf "http://127.0.0.1:$port$outline_q" | wc -c)
+outline_ceiling_port=$((port + 8))
+"${BUILD_DIR:-build}/bench/http_ceiling" "$outline_ceiling_port" "$outline_bytes" &
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$outline_ceiling_port/" >/dev/null && break; sleep 0.1; done
+run "trivial, a getOutline answer's size ($outline_bytes B)" "http://127.0.0.1:$outline_ceiling_port/"
+run "getOutline, depth 5, limit 100" "http://127.0.0.1:$port$outline_q"
 # getNode while eight searchers (SCRIPT, wrk's own options after it) ask
 # from other connections.
 while_searching() {  # while_searching NAME SCRIPT WRK_OPTION...

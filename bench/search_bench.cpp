@@ -17,6 +17,10 @@
 // Usage: search_bench [--main N] [--others N] [--repos N] [--reps N]
 //                     [--db PATH] [--reuse] [--export FILE] [--words FILE]
 //                     [--only NAME-PART] [--sort relevance|outline|recent]
+//                     [--outline]
+// --outline times app.bulleted.getOutline's walk (depth 5, limit 100) on the
+// main outline instead of the searches: from its top level and zoomed into
+// bullets drawn at random, --reps of each, with the percentiles.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -68,6 +72,7 @@ struct Options {
   std::string words = "/usr/share/dict/words";
   std::string only;  // run only the queries whose name contains this
   std::string sort;  // and only this sort
+  bool outline = false;
 };
 
 // Words ranked by a fixed shuffle, drawn with Zipf's law (s = 1).
@@ -317,6 +322,8 @@ int main(int argc, char** argv) {
       o.only = next();
     else if (a == "--sort")
       o.sort = next();
+    else if (a == "--outline")
+      o.outline = true;
   }
   const Words words(o.words);
   const std::string main_did = "did:plc:searchbenchmain0000000";
@@ -366,6 +373,48 @@ int main(int argc, char** argv) {
       "index on disk: %.1f MB for %.1f MB of text and notes (%.0f%%); the node rows take %.1f MB\n",
       index_bytes / 1e6, text_bytes / 1e6, 100.0 * double(index_bytes) / double(text_bytes),
       node_bytes / 1e6);
+
+  if (o.outline) {
+    // Bullets to zoom into: drawn from the main outline's, each with
+    // children (a zoom into a leaf reads nothing).
+    std::vector<std::string> zooms;
+    {
+      auto stmt = db.prepare(
+          "SELECT rkey FROM nodes WHERE did = ?1 AND rowid % 997 = 0 AND EXISTS (SELECT 1"
+          " FROM group_counts g WHERE g.grp = 'at://' || nodes.did || '/app.bulleted.node/' ||"
+          " nodes.rkey AND g.n > 0) LIMIT 2000");
+      if (!stmt) return 1;
+      (*stmt)->bind(1, main_did);
+      while (true) {
+        auto row = (*stmt)->step();
+        if (!row || !*row) break;
+        zooms.push_back((*stmt)->text(0));
+      }
+    }
+    std::mt19937 pick(7);
+    for (const bool zoomed : {false, true}) {
+      if (zoomed && zooms.empty()) continue;
+      std::vector<double> ms;
+      std::size_t rows = 0;
+      for (int rep = 0; rep < o.reps; ++rep) {
+        schema::OutlineQuery query{.did = main_did, .depth = 5, .limit = 100};
+        if (zoomed) query.root_rkey = zooms[pick() % zooms.size()];
+        const auto start = Clock::now();
+        auto page = store.read().outline(query);
+        ms.push_back(since(start) * 1000);
+        if (!page) return 1;
+        rows += page->nodes.size();
+      }
+      std::sort(ms.begin(), ms.end());
+      auto at = [&](double q) { return ms[std::min(ms.size() - 1, std::size_t(q * ms.size()))]; };
+      std::printf(
+          "getOutline's walk, depth 5, limit 100, %s: %d walks, %.1f rows each, p50 %.3f ms,"
+          " p99 %.3f ms, max %.3f ms\n",
+          zoomed ? "zoomed into a bullet with children" : "the top level", o.reps,
+          double(rows) / o.reps, at(0.5), at(0.99), ms.back());
+    }
+    return 0;
+  }
 
   // The queries: words picked by how many bullets of the main outline hold them.
   auto word_near = [&](long want) {

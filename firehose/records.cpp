@@ -14,10 +14,11 @@
 namespace bulleted::firehose {
 namespace {
 
-schema::RecordOp delete_op(const std::string& did, const std::string& rkey,
-                           const std::string& rev) {
+schema::RecordOp delete_op(const std::string& did, const std::string& rkey, const std::string& rev,
+                           schema::Collection collection = schema::Collection::kNode) {
   schema::RecordOp op;
   op.kind = schema::OpKind::kDelete;
+  op.collection = collection;
   op.did = did;
   op.rkey = rkey;
   op.rev = rev;
@@ -209,10 +210,35 @@ Result<std::string> encode_record_block(const schema::NodeRecord& record) {
   return out;
 }
 
+std::expected<schema::NoteRecord, std::string> parse_note_block(std::string_view block,
+                                                                std::string_view did,
+                                                                std::string_view rkey) {
+  if (BlockRecordFields fields; fields.read(block))
+    return schema::parse_note_record(fields, did, rkey);
+  auto value = decode_dag_cbor(block);
+  if (!value) return std::unexpected(value.error().message);
+  return schema::parse_note_record(DagRecordFields(*value), did, rkey);
+}
+
+std::expected<schema::OutlineRecord, std::string> parse_outline_block(std::string_view block,
+                                                                      std::string_view did,
+                                                                      std::string_view rkey) {
+  auto value = decode_dag_cbor(block);
+  if (!value) return std::unexpected(value.error().message);
+  return schema::parse_outline_record(to_json(*value), did, rkey);
+}
+
+Result<std::string> encode_note_block(const schema::NoteRecord& note) {
+  nlohmann::json json = schema::to_json(note);
+  auto value = from_json(json);
+  if (!value) return std::unexpected(value.error());
+  return encode_dag_cbor(*value);
+}
+
 Result<CommitRecords> commit_records(const CommitEvent& commit) {
   CommitRecords out;
   bool any = false;
-  for (const auto& op : commit.ops) any = any || op.collection == schema::kNodeCollection;
+  for (const auto& op : commit.ops) any = any || schema::parse_collection(op.collection);
   if (!any) return out;
   out.read_car = true;
   auto car = CarFile::parse(commit.blocks);
@@ -221,13 +247,14 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
   out.ops.reserve(commit.ops.size());
   for (std::size_t i = 0; i < commit.ops.size(); ++i) {
     const CommitOp& op = commit.ops[i];
-    if (op.collection != schema::kNodeCollection) continue;
+    const auto collection = schema::parse_collection(op.collection);
+    if (!collection) continue;
     if (!schema::RecordKey::parse(op.rkey)) {
       out.rejected.push_back("record key '" + op.rkey + "' is not valid");
       continue;
     }
     if (op.action == "delete") {
-      out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev));
+      out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
       continue;
     }
     if (!op.cid) {
@@ -245,6 +272,34 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
       }
       if (superseded) continue;
       out.gap = "record block " + op.cid->str() + " of " + op.rkey + " is missing";
+      continue;
+    }
+    if (*collection == schema::Collection::kOutline) {
+      auto outline = parse_outline_block(*block, commit.repo, op.rkey);
+      if (!outline) {
+        out.rejected.push_back("outline " + op.rkey + ": " + outline.error());
+        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
+        continue;
+      }
+      schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
+      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+      upsert.cid = op.cid->str();
+      upsert.outline = std::move(*outline);
+      out.ops.push_back(std::move(upsert));
+      continue;
+    }
+    if (*collection == schema::Collection::kNote) {
+      auto note = parse_note_block(*block, commit.repo, op.rkey);
+      if (!note) {
+        out.rejected.push_back("note " + op.rkey + ": " + note.error());
+        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
+        continue;
+      }
+      schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
+      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+      upsert.cid = op.cid->str();
+      upsert.note = std::move(*note);
+      out.ops.push_back(std::move(upsert));
       continue;
     }
     auto record = parse_record_block(*block);
@@ -298,18 +353,36 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
   if (!entries) return std::unexpected(entries.error());
   RepoSnapshot snapshot{std::string(expected_did), commit->rev, car->roots()[0].str(),
                         std::move(*commit),        {},          {}};
-  const std::string prefix = std::string(schema::kNodeCollection) + "/";
   for (const auto& entry : *entries) {
-    if (!entry.key.starts_with(prefix)) continue;
-    RepoSnapshot::Record record{entry.key.substr(prefix.size()), entry.value.str(), std::nullopt};
+    const std::size_t slash = entry.key.find('/');
+    if (slash == std::string::npos) continue;
+    const auto collection = schema::parse_collection(std::string_view(entry.key).substr(0, slash));
+    if (!collection) continue;
+    RepoSnapshot::Record record{entry.key.substr(slash + 1),
+                                entry.value.str(),
+                                std::nullopt,
+                                *collection,
+                                std::nullopt,
+                                std::nullopt};
     if (!schema::RecordKey::parse(record.rkey)) {
       snapshot.rejected.push_back("record key '" + record.rkey + "' is not valid");
       continue;
     }
     auto block = car->block(entry.value);
     if (!block) return std::unexpected(block.error());
-    auto parsed = parse_record_block(*block);
-    if (parsed) {
+    if (*collection == schema::Collection::kOutline) {
+      if (auto outline = parse_outline_block(*block, expected_did, record.rkey)) {
+        record.outline = std::move(*outline);
+      } else {
+        snapshot.rejected.push_back("outline " + record.rkey + ": " + outline.error());
+      }
+    } else if (*collection == schema::Collection::kNote) {
+      if (auto note = parse_note_block(*block, expected_did, record.rkey)) {
+        record.note = std::move(*note);
+      } else {
+        snapshot.rejected.push_back("note " + record.rkey + ": " + note.error());
+      }
+    } else if (auto parsed = parse_record_block(*block)) {
       record.record = std::move(*parsed);
     } else {
       snapshot.rejected.push_back(record.rkey + ": " + parsed.error());
@@ -321,15 +394,19 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
 
 std::vector<schema::RecordOp> resync_ops(const RepoSnapshot& snapshot,
                                          const std::vector<schema::IndexedRecord>& indexed) {
-  std::map<std::string, const schema::IndexedRecord*> current;
-  for (const auto& row : indexed) current.emplace(row.rkey, &row);
+  using Key = std::pair<schema::Collection, std::string_view>;
+  std::map<Key, const schema::IndexedRecord*> current;
+  for (const auto& row : indexed) current.emplace(Key{row.collection, row.rkey}, &row);
   std::vector<schema::RecordOp> ops;
-  std::set<std::string> present;
+  std::set<Key> present;
   for (const auto& record : snapshot.records) {
-    present.insert(record.rkey);
-    auto it = current.find(record.rkey);
-    if (!record.record) {
-      if (it != current.end()) ops.push_back(delete_op(snapshot.did, record.rkey, snapshot.rev));
+    const Key key{record.collection, record.rkey};
+    present.insert(key);
+    auto it = current.find(key);
+    if (!record.valid()) {
+      if (it != current.end()) {
+        ops.push_back(delete_op(snapshot.did, record.rkey, snapshot.rev, record.collection));
+      }
       continue;
     }
     if (it != current.end() && it->second->cid == record.cid) continue;
@@ -339,11 +416,16 @@ std::vector<schema::RecordOp> resync_ops(const RepoSnapshot& snapshot,
     op.rkey = record.rkey;
     op.rev = snapshot.rev;
     op.cid = record.cid;
-    op.record = *record.record;
+    op.collection = record.collection;
+    op.record = record.record;
+    op.note = record.note;
+    op.outline = record.outline;
     ops.push_back(std::move(op));
   }
   for (const auto& row : indexed) {
-    if (!present.contains(row.rkey)) ops.push_back(delete_op(snapshot.did, row.rkey, snapshot.rev));
+    if (!present.contains(Key{row.collection, row.rkey})) {
+      ops.push_back(delete_op(snapshot.did, row.rkey, snapshot.rev, row.collection));
+    }
   }
   return ops;
 }

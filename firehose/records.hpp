@@ -1,9 +1,11 @@
-// From repo data to store ops: the app.bulleted.node ops of a commit, and the
-// records of a whole repo (a getRepo CAR) diffed against the index.
+// From repo data to store ops: the ops of a commit on the collections the
+// index keeps (app.bulleted.node, and app.bulleted.note at a node's key),
+// and the records of a whole repo (a getRepo CAR) diffed against the index.
 //
 // A record that fails validation becomes a delete at its rev (the record in
-// the repo is not a valid node, so no older version may be shown), and its
-// reason is reported for logs and counters.
+// the repo is not a valid node or note, so no older version may be shown),
+// and its reason is reported for logs and counters. A note whose subject is
+// not the node at its own address is such a record.
 #pragma once
 
 #include <optional>
@@ -31,10 +33,22 @@ std::expected<schema::NodeRecord, std::string> parse_record_block(
 // if they do not fit it.
 Result<std::string> encode_record_block(const schema::NodeRecord& record);
 
+// A note record block (DAG-CBOR) found at `did`/`rkey`, and the block of a
+// note record as written (canonical key order), what its CID is of.
+std::expected<schema::NoteRecord, std::string> parse_note_block(std::string_view block,
+                                                                std::string_view did,
+                                                                std::string_view rkey);
+Result<std::string> encode_note_block(const schema::NoteRecord& note);
+// An outline record block found at `did`/`rkey` (through the data model's
+// JSON form: a blob's ref as {"$link"}).
+std::expected<schema::OutlineRecord, std::string> parse_outline_block(std::string_view block,
+                                                                      std::string_view did,
+                                                                      std::string_view rkey);
+
 struct CommitRecords {
   std::vector<schema::RecordOp> ops;
   std::vector<std::string> rejected;  // one reason per rejected record
-  bool read_car = false;              // false when no op touched app.bulleted.node
+  bool read_car = false;              // false when no op touched a node or note
   // Set when the commit cannot be applied as it stands (a record block that
   // should be present is not): the repo must be re-synced.
   std::optional<std::string> gap;
@@ -43,8 +57,8 @@ struct CommitRecords {
   std::optional<Verified<SignedCommit>> proof;
 };
 
-// The store ops of a commit's app.bulleted.node ops, in order. kCorrupt when
-// the CAR cannot be read.
+// The store ops of a commit's node and note ops, in order. kCorrupt when the
+// CAR cannot be read.
 Result<CommitRecords> commit_records(const CommitEvent& commit);
 
 // The proof of a commit's CAR (check_commit_proof), for a commit whose
@@ -54,7 +68,7 @@ Verified<SignedCommit> check_commit_blocks(const CommitEvent& commit);
 // Reads a commit's records and checks its proof now, keeping both in the
 // event (and dropping its CAR bytes), so that the thread that indexes it only
 // checks the signature and applies: the consumer calls this on the socket's
-// thread. A commit with no app.bulleted.node op keeps its bytes (its repo may
+// thread. A commit with no node or note op keeps its bytes (its repo may
 // be one the index tracks, whose every commit is verified; the indexing
 // thread knows). Other events are left as they are.
 void predecode_records(FirehoseEvent& event);
@@ -68,7 +82,11 @@ struct RepoSnapshot {
   struct Record {
     std::string rkey;
     std::string cid;
-    std::optional<schema::NodeRecord> record;  // nullopt: rejected
+    std::optional<schema::NodeRecord> record;  // a node; nullopt: rejected
+    schema::Collection collection = schema::Collection::kNode;
+    std::optional<schema::NoteRecord> note;        // a note; nullopt: rejected
+    std::optional<schema::OutlineRecord> outline;  // an outline record; nullopt: rejected
+    bool valid() const { return record || note || outline; }
   };
   std::vector<Record> records;
   std::vector<std::string> rejected;
@@ -76,7 +94,7 @@ struct RepoSnapshot {
 
 // Reads a whole repo (com.atproto.sync.getRepo): the commit named by the root,
 // an MST walk through blocks that hash to their CIDs, and every
-// app.bulleted.node record. The commit must be `expected_did`'s.
+// app.bulleted.node and app.bulleted.note record. The commit must be `expected_did`'s.
 // More records than `max_records` is kPayloadTooLarge.
 Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expected_did,
                                std::size_t max_records = 10'000'000);

@@ -245,6 +245,49 @@ CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
     "ALTER TABLE nodes ADD COLUMN completed_at TEXT;"
     "ALTER TABLE nodes ADD COLUMN layout TEXT;"
     "ALTER TABLE nodes ADD COLUMN display TEXT;",
+    // 15: notes as records of their own (app.bulleted.note, at their node's
+    // key), each with its rev; the tombstones of records other than nodes
+    // (by collection); and which collections each repo was read for (1:
+    // nodes, 2: notes, 4: outline records): a repo indexed by an earlier
+    // build was read for its nodes alone, and a network consumer reads it
+    // again for the rest. The outline records (app.bulleted.outline), by
+    // the node whose subtree each describes (none: the whole forest). The
+    // nodes keep their note column: the note they serve (the note record's
+    // text, else an earlier build's inline note). And who runs each import
+    // job, until when: one process at a time (the server's runner and the
+    // `import` command see the same jobs).
+    R"sql(
+CREATE TABLE notes (
+  did TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  cid TEXT NOT NULL,
+  text TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (did, rkey)
+) WITHOUT ROWID;
+CREATE TABLE record_tombstones (
+  did TEXT NOT NULL,
+  collection TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  PRIMARY KEY (did, collection, rkey)
+) WITHOUT ROWID;
+CREATE TABLE outlines (
+  did TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  cid TEXT NOT NULL,
+  root_rkey TEXT,
+  record TEXT NOT NULL,
+  PRIMARY KEY (did, rkey)
+) WITHOUT ROWID;
+CREATE INDEX outlines_by_root ON outlines (did, root_rkey);
+ALTER TABLE repos ADD COLUMN collections_read INTEGER NOT NULL DEFAULT 7;
+UPDATE repos SET collections_read = 1;
+ALTER TABLE import_jobs ADD COLUMN runner TEXT;
+ALTER TABLE import_jobs ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // What each step adds, for progress reports.
@@ -263,6 +306,7 @@ constexpr const char* kStepNames[] = {
     "the search index of every node's words and tags",
     "the search index's list of tokens",
     "completion times, layouts and displays of the nodes",
+    "notes and outline records, and who runs each import",
 };
 static_assert(std::size(kStepNames) == std::size(kMigrations));
 

@@ -242,6 +242,23 @@ bool allowed_link(std::string_view uri) {
   return scheme == "mailto" || scheme == "at";
 }
 
+}  // namespace
+
+std::string_view style_of(std::string_view type) {
+  if (type == kLinkFeature) return "link";
+  for (const std::string_view prefix : {kFormatPrefix, kLegacyFormatPrefix}) {
+    if (!type.starts_with(prefix)) continue;
+    const std::string_view kind = type.substr(prefix.size());
+    for (const std::string_view known :
+         {"bold", "italic", "underline", "strikethrough", "code", "link", "highlight", "date"}) {
+      if (kind == known && (kind != "link" || prefix == kLegacyFormatPrefix)) return kind;
+    }
+  }
+  return {};
+}
+
+namespace {
+
 // A short string field of a feature, or nullopt.
 std::optional<std::string> short_string(const nlohmann::json& feature, const char* name,
                                         std::size_t max_bytes) {
@@ -258,18 +275,19 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
   auto type = feature.find("$type");
   if (type == feature.end() || !type->is_string()) return std::unexpected("a feature has no $type");
   const std::string& name = type->get_ref<const std::string&>();
-  static constexpr std::string_view kPrefix = "app.bulleted.node#";
-  const std::string_view kind = std::string_view(name).starts_with(kPrefix)
-                                    ? std::string_view(name).substr(kPrefix.size())
-                                    : std::string_view();
-  nlohmann::json out = {{"$type", name}};
+  const std::string_view kind = style_of(name);
+  // Under the names written now (an earlier build's are renamed).
+  nlohmann::json out = {{"$type", kind.empty() ? name
+                                  : kind == "link"
+                                      ? std::string(kLinkFeature)
+                                      : std::string(kFormatPrefix) + std::string(kind)}};
   if (kind == "bold" || kind == "italic" || kind == "underline" || kind == "strikethrough" ||
       kind == "code") {
     return out;
   }
   // WorkFlowy's link and the published record's (app.bsky.richtext.facet's)
   // are the same feature.
-  if (kind == "link" || name == "app.bsky.richtext.facet#link") {
+  if (kind == "link") {
     auto uri = short_string(feature, "uri", kMaxLinkBytes);
     if (!uri || !allowed_link(*uri)) {
       return std::unexpected("a link that is not http(s), mailto or at (or too long)");
@@ -302,7 +320,10 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
     out["tag"] = *tag;
     return out;
   }
-  if (!kind.empty()) return std::unexpected("an unknown feature");
+  if (std::string_view(name).starts_with(kFormatPrefix) ||
+      std::string_view(name).starts_with(kLegacyFormatPrefix)) {
+    return std::unexpected("an unknown feature");
+  }
   // Any other type is kept as it came (readers that do not know it ignore
   // it), when it is small.
   const std::string verbatim =
@@ -415,36 +436,6 @@ nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& face
   if (out.empty()) return nullptr;
   return out;
 }
-
-namespace {
-
-class JsonRecordFields final : public RecordFields {
- public:
-  explicit JsonRecordFields(const nlohmann::json& json) : json_(json) {}
-  bool is_object() const override { return json_.is_object(); }
-  RecordField get(std::string_view name) const override {
-    auto it = json_.find(name);
-    if (it == json_.end()) return {};
-    switch (it->type()) {
-      case nlohmann::json::value_t::null:
-        return {RecordField::Kind::kNull};
-      case nlohmann::json::value_t::boolean:
-        return {RecordField::Kind::kBool, it->get<bool>()};
-      case nlohmann::json::value_t::string:
-        return {RecordField::Kind::kString, false, it->get_ref<const std::string&>()};
-      case nlohmann::json::value_t::array:
-        return {RecordField::Kind::kArray};
-      default:
-        return {RecordField::Kind::kOther};
-    }
-  }
-  nlohmann::json facets_json() const override { return json_.at("facets"); }
-
- private:
-  const nlohmann::json& json_;
-};
-
-}  // namespace
 
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json) {
   return parse_node_record(JsonRecordFields(json));

@@ -23,6 +23,18 @@ inline constexpr std::size_t kMaxTextGraphemes = 10'000;
 // after every base-62 digit.
 inline constexpr std::string_view kInvalidSortKey = "~";
 
+// Formatting features. WorkFlowy's inline styles are features of the
+// project's own lexicon (app.bulleted.format: #bold, #italic, #underline,
+// #strikethrough, #code, #highlight, #date), a link is the published
+// facet's (app.bsky.richtext.facet#link). Records of an earlier build name
+// the styles app.bulleted.node#<style>: they are read under the new names.
+inline constexpr std::string_view kFormatPrefix = "app.bulleted.format#";
+inline constexpr std::string_view kLegacyFormatPrefix = "app.bulleted.node#";
+inline constexpr std::string_view kLinkFeature = "app.bsky.richtext.facet#link";
+// The style a feature's $type names ("bold", "link", ...) under either name,
+// or an empty view.
+std::string_view style_of(std::string_view type);
+
 // The published record's open sets (`layout`, `display`): any string is
 // kept and served as written, up to this many bytes (the app view's own cap
 // on hostile input; a longer one makes the record invalid).
@@ -83,6 +95,34 @@ class RecordFields {
   virtual RecordField get(std::string_view name) const = 0;
   // The facets array in its JSON form; called only when "facets" is an array.
   virtual nlohmann::json facets_json() const = 0;
+};
+
+// A record's JSON form (from clients, the index's own column) as the
+// validator's field source.
+class JsonRecordFields final : public RecordFields {
+ public:
+  explicit JsonRecordFields(const nlohmann::json& json) : json_(json) {}
+  bool is_object() const override { return json_.is_object(); }
+  RecordField get(std::string_view name) const override {
+    auto it = json_.find(name);
+    if (it == json_.end()) return {};
+    switch (it->type()) {
+      case nlohmann::json::value_t::null:
+        return {RecordField::Kind::kNull};
+      case nlohmann::json::value_t::boolean:
+        return {RecordField::Kind::kBool, it->get<bool>()};
+      case nlohmann::json::value_t::string:
+        return {RecordField::Kind::kString, false, it->get_ref<const std::string&>()};
+      case nlohmann::json::value_t::array:
+        return {RecordField::Kind::kArray};
+      default:
+        return {RecordField::Kind::kOther};
+    }
+  }
+  nlohmann::json facets_json() const override { return json_.at("facets"); }
+
+ private:
+  const nlohmann::json& json_;
 };
 
 // Facets as the index keeps and serves them: each with a byte range inside

@@ -50,6 +50,9 @@ class Reader {
   // would pass `max_bytes`; `end`, when given, says which.
   enum class AncestorsEnd { kTop, kMissingParent, kCycle, kDepthLimit, kByteLimit };
   static constexpr std::size_t kMaxAncestors = 10'000;
+  // getOutline's walk (OutlineQuery). kNotFound for a DID the index does
+  // not know (or hides) and for a root it does not hold: the same answer.
+  Result<OutlinePage> outline(const OutlineQuery& query);
   Result<std::vector<NodeRow>> ancestors(std::string_view did, std::string_view rkey,
                                          AncestorsEnd* end = nullptr,
                                          std::size_t max_bytes = kUnboundedBytes);
@@ -90,8 +93,12 @@ class Reader {
   Result<std::vector<RepoSyncRow>> unsynced_repos();
   // Every repo the index has rows or state for.
   Result<std::vector<std::string>> repo_dids();
-  // Every live record of a repo, hidden or not, by rkey.
+  // Every live record of a repo, hidden or not: its nodes by rkey, then
+  // its notes by rkey.
   Result<std::vector<IndexedRecord>> indexed_records(std::string_view did);
+  // The note record at a node's key, as the index keeps it (none when the
+  // index holds no note record there).
+  Result<std::optional<NoteRecord>> note_record(std::string_view did, std::string_view rkey);
   // Every row of the index in a fixed order, without bookkeeping that depends
   // on the order ops arrived in: equal dumps mean equal indexes.
   Result<std::string> dump();

@@ -60,7 +60,10 @@ Result<std::vector<std::string>> Reader::repo_dids() {
 }
 
 Result<std::vector<IndexedRecord>> Reader::indexed_records(std::string_view did) {
-  auto stmt = db_.prepare("SELECT rkey, cid, rev FROM nodes WHERE did = ?1 ORDER BY rkey");
+  auto stmt = db_.prepare(
+      "SELECT rkey, cid, rev, 0 FROM nodes WHERE did = ?1"
+      " UNION ALL SELECT rkey, cid, rev, 1 FROM notes WHERE did = ?1"
+      " UNION ALL SELECT rkey, cid, rev, 2 FROM outlines WHERE did = ?1 ORDER BY 4, 1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, did);
   std::vector<IndexedRecord> out;
@@ -68,8 +71,21 @@ Result<std::vector<IndexedRecord>> Reader::indexed_records(std::string_view did)
     auto row = (*stmt)->step();
     if (!row) return pass(row);
     if (!*row) return out;
-    out.push_back(IndexedRecord{(*stmt)->text(0), (*stmt)->text(1), (*stmt)->text(2)});
+    out.push_back(IndexedRecord{(*stmt)->text(0), (*stmt)->text(1), (*stmt)->text(2),
+                                static_cast<Collection>((*stmt)->integer(3))});
   }
+}
+
+Result<std::optional<NoteRecord>> Reader::note_record(std::string_view did, std::string_view rkey) {
+  auto json = query_value<std::string>(db_, "SELECT record FROM notes WHERE did = ?1 AND rkey = ?2",
+                                       did, rkey);
+  if (!json) return pass(json);
+  if (!*json) return std::optional<NoteRecord>();
+  auto note = parse_note_record(nlohmann::json::parse(**json, nullptr, false), did, rkey);
+  if (!note)
+    return fail(ErrorCode::kCorrupt,
+                "the note record of " + std::string(rkey) + " is unreadable: " + note.error());
+  return std::optional<NoteRecord>(std::move(*note));
 }
 
 Result<std::string> Reader::dump() {
@@ -99,6 +115,24 @@ Result<std::string> Reader::dump() {
     if (!*row) break;
     out << "tombstone\t" << (*tombs)->text(0) << '\t' << (*tombs)->text(1) << '\t'
         << (*tombs)->text(2) << '\n';
+  }
+  // Notes and the tombstones of records other than nodes, in the same form.
+  for (const char* sql :
+       {"SELECT 'note', did, rkey, rev, cid, text, record FROM notes ORDER BY did, rkey",
+        "SELECT 'outline', did, rkey, rev, cid, coalesce(root_rkey, '<self>'), record FROM outlines"
+        " ORDER BY did, rkey",
+        "SELECT 'record_tombstone', did, collection, rkey, rev FROM record_tombstones"
+        " ORDER BY did, collection, rkey"}) {
+    auto rows = db_.prepare(sql);
+    if (!rows) return pass(rows);
+    while (true) {
+      auto row = (*rows)->step();
+      if (!row) return pass(row);
+      if (!*row) break;
+      out << (*rows)->text(0);
+      for (int c = 1; c < (*rows)->columns(); ++c) out << '\t' << (*rows)->text(c);
+      out << '\n';
+    }
   }
   auto repos = db_.prepare("SELECT did, rev, status, sync_state, handle FROM repos ORDER BY did");
   if (!repos) return pass(repos);

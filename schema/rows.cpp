@@ -43,6 +43,25 @@ std::optional<SyncState> parse_sync_state(std::string_view text) {
   return kSyncStateNames.parse(text);
 }
 
+std::string_view collection_name(Collection collection) {
+  switch (collection) {
+    case Collection::kNote:
+      return kNoteCollection;
+    case Collection::kOutline:
+      return kOutlineCollection;
+    case Collection::kNode:
+      break;
+  }
+  return kNodeCollection;
+}
+
+std::optional<Collection> parse_collection(std::string_view name) {
+  if (name == kNodeCollection) return Collection::kNode;
+  if (name == kNoteCollection) return Collection::kNote;
+  if (name == kOutlineCollection) return Collection::kOutline;
+  return std::nullopt;
+}
+
 std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
 
 NodeRow NodeRow::from(const NodeRowView& fields) {

@@ -16,6 +16,8 @@
 #include "schema/error.hpp"
 #include "schema/import_state.hpp"
 #include "schema/node_record.hpp"
+#include "schema/note_record.hpp"
+#include "schema/outline_record.hpp"
 #include "schema/search_match.hpp"
 #include "schema/search_query.hpp"
 
@@ -52,13 +54,40 @@ struct RepoSyncRow {
 
 enum class OpKind { kCreate, kUpdate, kDelete };
 
+// The collections the index keeps: nodes, the notes at their keys, and the
+// outline records that title and describe an outline or a subtree of it.
+enum class Collection : std::uint8_t { kNode, kNote, kOutline };
+std::string_view collection_name(Collection collection);
+std::optional<Collection> parse_collection(std::string_view name);
+
+// The collections a repo was read for (repos.collections_read): bit 1
+// nodes, 2 notes, 4 outline records. A repo read for fewer is read again by
+// a network consumer.
+inline constexpr std::int64_t kCollectionsRead = 7;
+
 struct RecordOp {
   OpKind kind = OpKind::kCreate;
   std::string did;
   std::string rkey;
   std::string rev;                   // the commit's rev (a TID)
   std::string cid;                   // empty for deletes
-  std::optional<NodeRecord> record;  // set for create and update
+  std::optional<NodeRecord> record;  // a node's create and update
+  Collection collection = Collection::kNode;
+  std::optional<NoteRecord> note;        // a note's create and update
+  std::optional<OutlineRecord> outline;  // an outline record's create and update
+  // Whether the op writes a record (create or update with its record).
+  bool writes() const {
+    if (kind == OpKind::kDelete) return false;
+    switch (collection) {
+      case Collection::kNode:
+        return record.has_value();
+      case Collection::kNote:
+        return note.has_value();
+      case Collection::kOutline:
+        return outline.has_value();
+    }
+    return false;
+  }
 };
 
 struct ApplyBatch {
@@ -91,6 +120,10 @@ struct ImportJobRow {
   std::string errors_json = "[]";
   std::optional<std::string> session;  // digest of the PDS session that writes it (pds mode)
   std::string created_at;
+  // Who runs it (a process's runner name) and until when (Unix ms): one
+  // runner at a time, so that a job two processes see is written once.
+  std::optional<std::string> runner;
+  std::int64_t lease_until_ms = 0;
 };
 
 // One planned record of an import: its rkey and its JSON.
@@ -249,6 +282,34 @@ struct SubtreeQuery {
   std::size_t budget_bytes = 256 * 1024;
 };
 
+// app.bulleted.getOutline's walk (DESIGN.md section 13): a repo's outline,
+// or the subtree under `root_rkey`, in pre-order (siblings in their order),
+// `depth` levels below the top (1: the top's children) and at most `limit`
+// rows across all levels, and no row that would pass `max_bytes` (as
+// view_bytes counts them).
+struct OutlineQuery {
+  std::string did;
+  std::optional<std::string> root_rkey;
+  int depth = 3;
+  int limit = 10;
+  std::size_t max_bytes = kUnboundedBytes;
+};
+
+// Which bound ended the walk: none (everything was given), the depth (a row
+// at the last level has children), or the rows' number or bytes.
+enum class OutlineStop { kComplete, kDepth, kLimit };
+
+struct OutlinePage {
+  std::optional<NodeRow> root;  // the zoomed bullet
+  std::vector<NodeRow> nodes;   // pre-order
+  OutlineStop stop = OutlineStop::kComplete;
+  std::optional<std::string> handle;  // the last one seen for the DID
+  // The outline record in effect at the level asked for: the one whose root
+  // is the zoomed bullet or its nearest ancestor, else the repo's `self`.
+  std::optional<std::string> outline_rkey;
+  std::optional<OutlineRecord> outline;
+};
+
 struct Change {
   bool deleted = false;
   std::string rkey;
@@ -269,6 +330,7 @@ struct IndexedRecord {
   std::string rkey;
   std::string cid;
   std::string rev;
+  Collection collection = Collection::kNode;
 };
 
 // A sibling's place in its group: what placement reads under its lock.
@@ -292,6 +354,11 @@ struct IntegrityReport {
   // Nodes whose kept facets or record length (served in place of the
   // record) are not their record's.
   std::int64_t wrong_record_fields = 0;
+  // Note records, those whose node is not (yet) in the index, and nodes
+  // whose served note is not their note record's text.
+  std::int64_t notes = 0;
+  std::int64_t notes_waiting = 0;
+  std::int64_t wrong_notes = 0;
   // The kept node total (health, metrics) against the nodes counted.
   std::int64_t kept_node_total = 0;
   // The search index and tag counts hold exactly what the rows say.
@@ -302,7 +369,8 @@ struct IntegrityReport {
   // The database itself is sound (odd records are counted, not failures).
   bool ok() const {
     return sqlite_check == "ok" && wrong_counts == 0 && wrong_blocks == 0 &&
-           wrong_record_fields == 0 && kept_node_total == nodes && search_index_ok;
+           wrong_record_fields == 0 && wrong_notes == 0 && kept_node_total == nodes &&
+           search_index_ok;
   }
 };
 

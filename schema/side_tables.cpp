@@ -56,8 +56,8 @@ Result<void> ImportJobTable::create(const ImportJobRow& job,
   if (!tx) return pass(tx);
   auto stmt = db_.prepare(
       "INSERT INTO import_jobs (id, did, root_rkey, format, state, total, done, session, "
-      "errors, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
-      " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+      "errors, created_at, runner, lease_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
+      " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?9, ?10)");
   if (!stmt) return pass(stmt);
   (*stmt)
       ->bind(1, job.id)
@@ -67,7 +67,9 @@ Result<void> ImportJobTable::create(const ImportJobRow& job,
       .bind(5, to_string(job.state))
       .bind(6, job.total)
       .bind(7, job.session)
-      .bind(8, job.errors_json);
+      .bind(8, job.errors_json)
+      .bind(9, job.runner)
+      .bind(10, job.lease_until_ms);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto row = db_.prepare(
@@ -97,7 +99,9 @@ ImportJobRow import_job_row(const Statement& s) {
                       s.optional_text(7),
                       s.text(8),
                       s.optional_text(9),
-                      s.text(10)};
+                      s.text(10),
+                      s.optional_text(11),
+                      s.integer(12)};
 }
 
 }  // namespace
@@ -105,7 +109,7 @@ ImportJobRow import_job_row(const Statement& s) {
 Result<std::optional<ImportJobRow>> ImportJobTable::find(std::string_view id) {
   auto stmt = db_.prepare(
       "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
-      "created_at FROM import_jobs WHERE id = ?1");
+      "created_at, runner, lease_until FROM import_jobs WHERE id = ?1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, id);
   auto row = (*stmt)->step();
@@ -114,10 +118,22 @@ Result<std::optional<ImportJobRow>> ImportJobTable::find(std::string_view id) {
   return std::optional<ImportJobRow>(import_job_row(**stmt));
 }
 
+Result<bool> ImportJobTable::claim(std::string_view id, std::string_view runner,
+                                   std::int64_t now_ms) {
+  auto stmt = db_.prepare(
+      "UPDATE import_jobs SET runner = ?2, lease_until = ?3 + ?4 WHERE id = ?1"
+      " AND (runner IS NULL OR runner = ?2 OR lease_until < ?3)");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind(1, id).bind(2, runner).bind(3, now_ms).bind(4, kImportLeaseMs);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  return (*stmt)->changes() == 1;
+}
+
 Result<std::vector<ImportJobRow>> ImportJobTable::unfinished() {
   auto stmt = db_.prepare(
       "SELECT id, did, root_rkey, format, state, total, done, resume_at, errors, session, "
-      "created_at FROM import_jobs WHERE state IN ('running', 'waiting') ORDER BY created_at, id");
+      "created_at, runner, lease_until FROM import_jobs WHERE state IN ('running', 'waiting')"
+      " ORDER BY created_at, id");
   if (!stmt) return pass(stmt);
   std::vector<ImportJobRow> out;
   while (true) {

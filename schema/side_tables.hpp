@@ -96,6 +96,9 @@ class ServiceKeyTable {
 // Import jobs (their moves: schema/import_state.hpp). A job's progress
 // also advances inside Store::apply (ApplyBatch::import_done), in the same
 // transaction as the nodes it wrote.
+// How long a runner keeps an import job without stepping it again.
+inline constexpr std::int64_t kImportLeaseMs = 30'000;
+
 class ImportJobTable {
  public:
   explicit ImportJobTable(Database& db) : db_(db) {}
@@ -112,6 +115,10 @@ class ImportJobTable {
   // an operator may resume it (`import --resume`) once the cause is mended.
   Result<void> set_state(std::string_view id, ImportState state,
                          const std::optional<std::string>& resume_at, std::string_view errors_json);
+  // Takes (or keeps) the job for `runner` until `now_ms + kImportLeaseMs`,
+  // unless another runner holds it and its lease has not run out: whether
+  // `runner` may step the job now. Each step claims it again.
+  Result<bool> claim(std::string_view id, std::string_view runner, std::int64_t now_ms);
   // Progress without index changes (pds mode: rows the PDS already holds).
   Result<void> set_done(std::string_view id, std::int64_t done);
   // Drops a job's plan (a failed job abandoned: it cannot be resumed after);

@@ -24,7 +24,15 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
 }
 
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
-               const std::string& json, const std::optional<std::string>& facets, std::int64_t seq);
+               const std::string& json, const std::optional<std::string>& facets,
+               const std::optional<std::string>& note, std::int64_t seq);
+
+// The text of the note record at a node's key, if the index holds one.
+Result<std::optional<std::string>> note_text(Database& db, std::string_view did,
+                                             std::string_view rkey) {
+  return query_value<std::string>(db, "SELECT text FROM notes WHERE did = ?1 AND rkey = ?2", did,
+                                  rkey);
+}
 
 // What one transaction's writes keep beside the rows: child counts and
 // position blocks, the search index, and when the index took each version.
@@ -46,11 +54,12 @@ struct StoredPlace {
   std::string text;
   std::optional<std::string> note;
 };
-Result<std::optional<StoredPlace>> stored_place(Database& db, const RecordOp& op) {
+Result<std::optional<StoredPlace>> stored_place(Database& db, std::string_view did,
+                                                std::string_view rkey) {
   auto stmt = db.prepare(
       "SELECT rowid, rev, grp, sort_key, text, note FROM nodes WHERE did = ?1 AND rkey = ?2");
   if (!stmt) return pass(stmt);
-  (*stmt)->bind_view(1, op.did).bind_view(2, op.rkey);
+  (*stmt)->bind_view(1, did).bind_view(2, rkey);
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   if (!*row) return std::optional<StoredPlace>();
@@ -71,6 +80,11 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   const std::string json = to_json_text(record);
   const std::optional<std::string> facets = served_facets(record);
   const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
+  // The note it serves: its note record's (which may have come first),
+  // else the one an earlier build wrote inside the record.
+  auto note_record = note_text(db, op.did, op.rkey);
+  if (!note_record) return pass(note_record);
+  const std::optional<std::string>& note = *note_record ? *note_record : record.note;
   // A new record takes one statement.
   auto insert = [&]() -> Result<bool> {
     auto stmt = db.prepare(
@@ -81,13 +95,13 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
         " ?19, ?20, ?21)"
         " ON CONFLICT (did, rkey) DO NOTHING");
     if (!stmt) return pass(stmt);
-    bind_node(**stmt, op, group, json, facets, seq);
+    bind_node(**stmt, op, group, json, facets, note, seq);
     (*stmt)->bind(17, upkeep.now_ms);
     if (auto r = (*stmt)->run(); !r) return pass(r);
     if ((*stmt)->changes() == 0) return false;
     upkeep.groups.added(group, now);
     const std::int64_t rowid = sqlite3_last_insert_rowid(db.handle());
-    if (auto r = upkeep.search.added(rowid, op.did, record.text, view_of(record.note)); !r) {
+    if (auto r = upkeep.search.added(rowid, op.did, record.text, view_of(note)); !r) {
       return pass(r);
     }
     return true;
@@ -98,7 +112,7 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
     auto inserted = insert();
     if (!inserted || *inserted) return inserted;
   }
-  auto was = stored_place(db, op);
+  auto was = stored_place(db, op.did, op.rkey);
   if (!was) return pass(was);
   if (!*was) return insert();  // an update of a record the index never had
   if ((*was)->rev >= op.rev) return false;
@@ -110,17 +124,16 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
       " completed_at = ?19, layout = ?20, display = ?21"
       " WHERE rowid = ?18");
   if (!stmt) return pass(stmt);
-  bind_node(**stmt, op, group, json, facets, seq);
+  bind_node(**stmt, op, group, json, facets, note, seq);
   (*stmt)->bind(17, upkeep.now_ms).bind(18, (*was)->rowid);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   // The search index changes with the words only (a move keeps them).
-  if ((*was)->text != record.text || (*was)->note != record.note) {
+  if ((*was)->text != record.text || (*was)->note != note) {
     if (auto r = upkeep.search.removed((*was)->rowid, op.did, (*was)->text, view_of((*was)->note));
         !r) {
       return pass(r);
     }
-    if (auto r = upkeep.search.added((*was)->rowid, op.did, record.text, view_of(record.note));
-        !r) {
+    if (auto r = upkeep.search.added((*was)->rowid, op.did, record.text, view_of(note)); !r) {
       return pass(r);
     }
   }
@@ -133,7 +146,7 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
 // The columns of a node's row, as upsert_node's statements number them.
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
                const std::string& json, const std::optional<std::string>& facets,
-               std::int64_t seq) {
+               const std::optional<std::string>& note, std::int64_t seq) {
   const NodeRecord& record = *op.record;
   stmt.bind_view(1, op.did)
       .bind_view(2, op.rkey)
@@ -144,7 +157,7 @@ void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
       .bind_view(7, record.parent)
       .bind_view(8, record.sort_key)
       .bind_view(9, record.text)
-      .bind_view(10, record.note)
+      .bind_view(10, note)
       .bind(11, record.completed)
       .bind_view(12, record.created_at)
       .bind_view(13, json)
@@ -167,7 +180,7 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 // same or a newer rev; false when the op was stale. The caller has checked
 // the tombstone.
 Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Upkeep& upkeep) {
-  auto was = stored_place(db, op);
+  auto was = stored_place(db, op.did, op.rkey);
   if (!was) return pass(was);
   if (*was) {
     if ((*was)->rev >= op.rev) return false;  // a newer row
@@ -191,6 +204,155 @@ Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Upk
   return true;
 }
 
+// The rev of a record's tombstone in a collection other than nodes.
+Result<std::optional<std::string>> record_tombstone_rev(Database& db, const RecordOp& op) {
+  return query_value<std::string>(
+      db, "SELECT rev FROM record_tombstones WHERE did = ?1 AND collection = ?2 AND rkey = ?3",
+      op.did, collection_name(op.collection), op.rkey);
+}
+
+// The note a node at `did`/`rkey` serves now that its note record is
+// `note` (none: deleted) written into its row, with the search index, when
+// the index holds the node and the note it serves changes; false when
+// nothing changed. Without a note record, a node serves the note an earlier
+// build wrote inside its record.
+Result<bool> attach_note(Database& db, std::string_view did, std::string_view rkey,
+                         const std::optional<std::string>& note, std::int64_t seq, Upkeep& upkeep) {
+  auto was = stored_place(db, did, rkey);
+  if (!was) return pass(was);
+  if (!*was) return false;  // the node comes later, and takes its note then
+  std::optional<std::string> served = note;
+  if (!served) {
+    auto json =
+        query_value<std::string>(db, "SELECT record FROM nodes WHERE rowid = ?1", (*was)->rowid);
+    if (!json) return pass(json);
+    if (*json) {
+      auto record = parse_node_record(nlohmann::json::parse(**json, nullptr, false));
+      if (record) served = std::move(record->note);
+    }
+  }
+  if (served == (*was)->note) return false;
+  auto stmt =
+      db.prepare("UPDATE nodes SET note = ?1, change_seq = ?2, indexed_at = ?3 WHERE rowid = ?4");
+  if (!stmt) return pass(stmt);
+  (*stmt)->bind_view(1, served).bind(2, seq).bind(3, upkeep.now_ms).bind(4, (*was)->rowid);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  if (auto r = upkeep.search.removed((*was)->rowid, did, (*was)->text, view_of((*was)->note)); !r) {
+    return pass(r);
+  }
+  if (auto r = upkeep.search.added((*was)->rowid, did, (*was)->text, view_of(served)); !r) {
+    return pass(r);
+  }
+  return true;
+}
+
+// Writes a note record (or, for a delete, removes it and writes its
+// tombstone) unless the index holds the same or a newer rev of it; false
+// when the op was stale. The caller has checked the tombstone. `node` is
+// set when the node it belongs to changed with it (its note is served).
+Result<bool> apply_note(Database& db, const RecordOp& op, std::int64_t seq, Upkeep& upkeep,
+                        bool& node) {
+  auto was = query_value<std::string>(db, "SELECT rev FROM notes WHERE did = ?1 AND rkey = ?2",
+                                      op.did, op.rkey);
+  if (!was) return pass(was);
+  if (*was && **was >= op.rev) return false;
+  std::optional<std::string> note;
+  if (op.writes()) {
+    const std::string json = to_json_text(*op.note);
+    auto stmt = db.prepare(
+        "INSERT INTO notes (did, rkey, rev, cid, text, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        " ON CONFLICT (did, rkey) DO UPDATE SET rev = excluded.rev, cid = excluded.cid,"
+        " text = excluded.text, record = excluded.record");
+    if (!stmt) return pass(stmt);
+    (*stmt)
+        ->bind_view(1, op.did)
+        .bind_view(2, op.rkey)
+        .bind_view(3, op.rev)
+        .bind_view(4, op.cid)
+        .bind_view(5, op.note->text)
+        .bind_view(6, json);
+    if (auto r = (*stmt)->run(); !r) return pass(r);
+    auto clear = db.prepare(
+        "DELETE FROM record_tombstones WHERE did = ?1 AND collection = ?2 AND rkey = ?3");
+    if (!clear) return pass(clear);
+    (*clear)->bind_view(1, op.did).bind_view(2, kNoteCollection).bind_view(3, op.rkey);
+    if (auto r = (*clear)->run(); !r) return pass(r);
+    note = op.note->text;
+  } else {
+    auto remove = db.prepare("DELETE FROM notes WHERE did = ?1 AND rkey = ?2");
+    if (!remove) return pass(remove);
+    (*remove)->bind_view(1, op.did).bind_view(2, op.rkey);
+    if (auto r = (*remove)->run(); !r) return pass(r);
+    auto tomb = db.prepare(
+        "INSERT INTO record_tombstones (did, collection, rkey, rev) VALUES (?1, ?2, ?3, ?4)"
+        " ON CONFLICT (did, collection, rkey) DO UPDATE SET rev = excluded.rev");
+    if (!tomb) return pass(tomb);
+    (*tomb)
+        ->bind_view(1, op.did)
+        .bind_view(2, kNoteCollection)
+        .bind_view(3, op.rkey)
+        .bind_view(4, op.rev);
+    if (auto r = (*tomb)->run(); !r) return pass(r);
+  }
+  auto attached = attach_note(db, op.did, op.rkey, note, seq, upkeep);
+  if (!attached) return pass(attached);
+  node = *attached;
+  return true;
+}
+
+// Writes or deletes the record (with its tombstone) of a collection other
+// than nodes and notes: the op's collection has a table of its own keyed by
+// (did, rkey) with a rev. false when the op was stale.
+Result<bool> write_tombstone(Database& db, const RecordOp& op) {
+  auto tomb = db.prepare(
+      "INSERT INTO record_tombstones (did, collection, rkey, rev) VALUES (?1, ?2, ?3, ?4)"
+      " ON CONFLICT (did, collection, rkey) DO UPDATE SET rev = excluded.rev");
+  if (!tomb) return pass(tomb);
+  (*tomb)
+      ->bind_view(1, op.did)
+      .bind_view(2, collection_name(op.collection))
+      .bind_view(3, op.rkey)
+      .bind_view(4, op.rev);
+  if (auto r = (*tomb)->run(); !r) return pass(r);
+  return true;
+}
+
+Result<bool> apply_outline(Database& db, const RecordOp& op) {
+  auto was = query_value<std::string>(db, "SELECT rev FROM outlines WHERE did = ?1 AND rkey = ?2",
+                                      op.did, op.rkey);
+  if (!was) return pass(was);
+  if (*was && **was >= op.rev) return false;
+  if (!op.writes()) {
+    auto remove = db.prepare("DELETE FROM outlines WHERE did = ?1 AND rkey = ?2");
+    if (!remove) return pass(remove);
+    (*remove)->bind_view(1, op.did).bind_view(2, op.rkey);
+    if (auto r = (*remove)->run(); !r) return pass(r);
+    return write_tombstone(db, op);
+  }
+  const std::string json =
+      op.outline->record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto stmt = db.prepare(
+      "INSERT INTO outlines (did, rkey, rev, cid, root_rkey, record) VALUES (?1, ?2, ?3, ?4, ?5, "
+      "?6)"
+      " ON CONFLICT (did, rkey) DO UPDATE SET rev = excluded.rev, cid = excluded.cid,"
+      " root_rkey = excluded.root_rkey, record = excluded.record");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind_view(1, op.did)
+      .bind_view(2, op.rkey)
+      .bind_view(3, op.rev)
+      .bind_view(4, op.cid)
+      .bind_view(5, op.outline->root_rkey)
+      .bind_view(6, json);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  auto clear =
+      db.prepare("DELETE FROM record_tombstones WHERE did = ?1 AND collection = ?2 AND rkey = ?3");
+  if (!clear) return pass(clear);
+  (*clear)->bind_view(1, op.did).bind_view(2, kOutlineCollection).bind_view(3, op.rkey);
+  if (auto r = (*clear)->run(); !r) return pass(r);
+  return true;
+}
+
 Result<void> write_status(Database& db, std::string_view did, RepoStatus status,
                           SearchUpkeep& search) {
   auto stmt = db.prepare(
@@ -204,7 +366,8 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status,
   int removed = -1;  // the nodes the first statement takes away
   for (const char* sql :
        {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
-        "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
+        "DELETE FROM notes WHERE did = ?1", "DELETE FROM record_tombstones WHERE did = ?1",
+        "DELETE FROM outlines WHERE did = ?1", "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
     auto purge = db.prepare(sql);
     if (!purge) return pass(purge);
     (*purge)->bind(1, did);
@@ -317,6 +480,23 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       ++outcome.ignored;
       continue;
     }
+    if (op.collection != Collection::kNode) {
+      auto tombstone = record_tombstone_rev(*db_, op);
+      if (!tombstone) return pass(tombstone);
+      bool node = false;
+      auto applied = *tombstone && op.rev <= **tombstone ? Result<bool>(false)
+                     : op.collection == Collection::kNote
+                         ? apply_note(*db_, op, seq + 1, upkeep, node)
+                         : apply_outline(*db_, op);
+      if (!applied) return pass(applied);
+      if (!*applied) {
+        ++outcome.stale;
+        continue;
+      }
+      ++outcome.applied;
+      if (node) pending_[op.did] = ++seq;
+      continue;
+    }
     // An op applies only when its rev is newer than both the record's
     // tombstone and its row (at most one of them exists after any apply).
     auto tombstone = tombstone_rev(*db_, op.did, op.rkey);
@@ -399,6 +579,24 @@ Result<void> Store::set_repo_status(std::string_view did, RepoStatus status) {
   if (!pending_from_) pending_from_ = *counter;
   pending_to_ = *counter;
   return tx->commit();
+}
+
+Result<int> Store::want_resync_for_new_collections() {
+  auto tx = begin_write();
+  if (!tx) return pass(tx);
+  auto mark = db_->prepare(
+      "UPDATE repos SET sync_state = 'desynchronized' WHERE collections_read != ?1"
+      " AND status != 'deleted' AND sync_state = 'synced'");
+  if (!mark) return pass(mark);
+  (*mark)->bind(1, kCollectionsRead);
+  if (auto r = (*mark)->run(); !r) return pass(r);
+  const int marked = (*mark)->changes();
+  auto read = db_->prepare("UPDATE repos SET collections_read = ?1 WHERE collections_read != ?1");
+  if (!read) return pass(read);
+  (*read)->bind(1, kCollectionsRead);
+  if (auto r = (*read)->run(); !r) return pass(r);
+  if (auto r = tx->commit(); !r) return pass(r);
+  return marked;
 }
 
 Result<void> Store::set_sync(const RepoSyncRow& sync) {

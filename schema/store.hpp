@@ -90,6 +90,10 @@ class Store {
   // failed one its rounds and the next try (kept across restarts).
   Result<void> set_sync(const RepoSyncRow& sync);
   Result<void> set_handle(std::string_view did, std::string_view handle);
+  // Marks for a resync every repo indexed before the index read all the
+  // collections it keeps now (notes, since schema 15), and records them as
+  // read for all of them: the repos marked (a network consumer's start).
+  Result<int> want_resync_for_new_collections();
   // Called after each commit of apply() that changed nodes, on the thread
   // that committed (must be quick: hand over, never read here).
   void set_commit_listener(std::function<void(const CommitNotice&)> listener);

@@ -101,6 +101,19 @@ Result<IntegrityReport> Store::integrity_report() {
   auto fields = wrong_record_fields(*db_);
   if (!fields) return pass(fields);
   report.wrong_record_fields = *fields;
+  if (auto r = count("SELECT COUNT(*) FROM notes", report.notes); !r) return pass(r);
+  if (auto r = count("SELECT COUNT(*) FROM notes t WHERE NOT EXISTS"
+                     " (SELECT 1 FROM nodes n WHERE n.did = t.did AND n.rkey = t.rkey)",
+                     report.notes_waiting);
+      !r) {
+    return pass(r);
+  }
+  if (auto r = count("SELECT COUNT(*) FROM notes t JOIN nodes n ON n.did = t.did AND"
+                     " n.rkey = t.rkey WHERE n.note IS NOT t.text",
+                     report.wrong_notes);
+      !r) {
+    return pass(r);
+  }
   auto search = search_index_matches(*db_);
   if (!search) return pass(search);
   report.search_index_ok = *search;

@@ -63,5 +63,9 @@ struct Datetime {
 };
 
 inline constexpr std::string_view kNodeCollection = "app.bulleted.node";
+// A node's note: a record of its own, at the node's record key.
+inline constexpr std::string_view kNoteCollection = "app.bulleted.note";
+// What titles and describes an outline (`self`) or a subtree of it.
+inline constexpr std::string_view kOutlineCollection = "app.bulleted.outline";
 
 }  // namespace bulleted::schema

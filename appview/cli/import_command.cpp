@@ -55,7 +55,7 @@ appview::outline::Format format_of(const Args& args, const std::string& path) {
 
 // Runs a local job to its end with a progress display; 0 when done.
 int run_local_job(schema::Store& store, ordering::TidClock& clock, const std::string& id,
-                  std::ostream& out, std::ostream& err) {
+                  const std::string& runner, std::ostream& out, std::ostream& err) {
   auto job = store.import_jobs().find(id);
   if (!job || !*job) {
     err << "error: no import job " << id << "\n";
@@ -66,6 +66,18 @@ int run_local_job(schema::Store& store, ordering::TidClock& clock, const std::st
   schema::ImportJobRow current = **job;
   bool first = true;
   while (!schema::is_terminal(current.state)) {
+    // One runner at a time: a server on the same file leaves a job this
+    // command runs alone (and this command one the server runs).
+    auto claimed = appview::claim_job(store, id, runner);
+    if (!claimed) {
+      err << "\nerror: " << claimed.error().message << "\n";
+      return 1;
+    }
+    if (!*claimed) {
+      err << "\nerror: the import " << id
+          << " is being run by another process (the server on this database); it goes on there\n";
+      return 1;
+    }
     if (current.state == schema::ImportState::kWaiting && !first) {
       // Local writes wait only when the database is busy or full: a second
       // is enough, whatever resume_at says.
@@ -174,7 +186,7 @@ int run_import_command(const std::vector<std::string>& argv, std::ostream& out, 
       return 1;
     }
     ordering::TidClock clock;
-    return run_local_job(*store, clock, *resume, out, err);
+    return run_local_job(*store, clock, *resume, appview::runner_name("import"), out, err);
   }
   if (auto abandon = args->option("abandon")) {
     auto store = open_store_or_report(*config, err);
@@ -219,15 +231,17 @@ int run_import_command(const std::vector<std::string>& argv, std::ostream& out, 
   if (!store) return 1;
   appview::GroupLocks locks;
   ordering::TidClock clock;
-  auto job = appview::plan_import(*store, locks, clock,
-                                  {*repo, args->option("parent"), format, std::nullopt}, *tree);
+  const std::string runner = appview::runner_name("import");
+  auto job = appview::plan_import(
+      *store, locks, clock,
+      {*repo, args->option("parent"), format, std::nullopt, "WorkFlowy", runner}, *tree);
   if (!job) {
     err << "error: " << job.error().message << "\n";
     return 1;
   }
   err << "job " << job->id << ": " << job->total
       << " nodes planned (resume with: bulleted-appview import --resume " << job->id << ")\n";
-  return run_local_job(*store, clock, job->id, out, err);
+  return run_local_job(*store, clock, job->id, runner, out, err);
 }
 
 }  // namespace bulleted::cli

@@ -1,7 +1,9 @@
 #include "appview/imports/import_jobs.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <random>
 #include <set>
 
 #include "appview/signin/secret_box.hpp"
@@ -14,7 +16,14 @@
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
+
 namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 using nlohmann::json;
 constexpr std::size_t kMaxJobErrors = 20;
@@ -125,6 +134,10 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
   job.state = schema::ImportState::kRunning;
   job.total = static_cast<std::int64_t>(plan.size());
   job.session = request.session;
+  if (request.runner) {
+    job.runner = request.runner;
+    job.lease_until_ms = now_ms() + schema::kImportLeaseMs;
+  }
   if (facet_problems > kMaxJobErrors) {
     errors.push_back(created_at + " " + std::to_string(facet_problems - kMaxJobErrors) +
                      " more facets dropped");
@@ -195,6 +208,15 @@ Result<schema::ImportJobRow> resume_failed_import(schema::Store& store, const st
   }
   if (auto r = tx->commit(); !r) return std::unexpected(r.error());
   return job;
+}
+
+std::string runner_name(std::string_view what) {
+  std::random_device random;
+  return std::string(what) + " " + std::to_string(::getpid()) + " " + std::to_string(random());
+}
+
+Result<bool> claim_job(schema::Store& store, const std::string& job, const std::string& runner) {
+  return store.import_jobs().claim(job, runner, now_ms());
 }
 
 std::optional<std::chrono::system_clock::time_point> resume_time(const schema::ImportJobRow& job) {
@@ -333,6 +355,20 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
   auto rows = store.import_jobs().plan(job.id, job.done, kImportBatch);
   if (!rows) return std::unexpected(rows.error());
   if (rows->empty()) return finish_job(store, std::move(job));
+  // A batch is one commit of at most kImportBatch records: a bullet with a
+  // note is two, and the rows that do not fit go in the next batch.
+  std::vector<RecordWrite> writes;
+  writes.reserve(rows->size());
+  std::size_t taken = 0;
+  for (const auto& row : *rows) {
+    auto record = schema::parse_node_record(json::parse(row.record_json, nullptr, false));
+    if (!record) return fail(ErrorCode::kCorrupt, "import plan row unreadable: " + record.error());
+    const std::size_t records = record->note && !record->note->empty() ? 2 : 1;
+    if (taken > 0 && writes.size() + records > static_cast<std::size_t>(kImportBatch)) break;
+    push_created(job.did, row.rkey, std::move(*record), writes);
+    ++taken;
+  }
+  rows->resize(taken);
   const std::int64_t after = job.done + static_cast<std::int64_t>(rows->size());
   if (first_of_run) {
     // A batch is one commit: if its first record is in the repo, all are.
@@ -344,13 +380,6 @@ Result<schema::ImportJobRow> run_import_batch(schema::Store& store, RecordSink& 
       job.done = after;
       return job;
     }
-  }
-  std::vector<RecordWrite> writes;
-  writes.reserve(rows->size());
-  for (const auto& row : *rows) {
-    auto record = schema::parse_node_record(json::parse(row.record_json, nullptr, false));
-    if (!record) return fail(ErrorCode::kCorrupt, "import plan row unreadable: " + record.error());
-    writes.push_back({schema::OpKind::kCreate, row.rkey, std::move(*record)});
   }
   // Like every write, against the commit the index holds: a change made
   // meanwhile by anyone else is detected, not overwritten.

@@ -41,7 +41,15 @@ struct ImportPlanRequest {
   outline::Format format = outline::Format::kOpml;
   std::optional<std::string> session;  // digest of the PDS session (pds mode)
   std::string source_name = "WorkFlowy";
+  // The runner that takes the job at once (the `import` command, which runs
+  // it itself); none: whichever runner claims it first.
+  std::optional<std::string> runner;
 };
+
+// This process's name as an import job's runner ("<what> <pid> <random>").
+std::string runner_name(std::string_view what);
+// Claims `job` for `runner` now (ImportJobTable::claim).
+Result<bool> claim_job(schema::Store& store, const std::string& job, const std::string& runner);
 
 Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks,
                                          ordering::TidClock& clock,
@@ -122,6 +130,7 @@ class ImportRunner {
   void run();
 
   std::string db_path_;
+  std::string name_ = runner_name("server");  // as the jobs' runner
   GroupLocks* locks_ = nullptr;
   std::function<void(const schema::CommitNotice&)> on_commit_;
   int busy_timeout_ms_;

@@ -70,6 +70,14 @@ void ImportRunner::run() {
           earliest = std::min(earliest, *resume);
           continue;
         }
+        // Another process runs it (the `import` command): looked at again
+        // once its lease runs out.
+        const std::chrono::system_clock::time_point lease{
+            std::chrono::milliseconds(job.lease_until_ms)};
+        if (job.runner && *job.runner != name_ && lease > now) {
+          earliest = std::min(earliest, lease);
+          continue;
+        }
         next = std::move(job);
         break;
       }
@@ -86,6 +94,14 @@ void ImportRunner::run() {
       continue;
     }
     const std::string id = next->id;
+    // Taken first, so that no other process writes the same batch.
+    if (auto claimed = claim_job(store, id, name_); !claimed || !*claimed) {
+      if (!claimed) spdlog::warn("import {}: cannot claim it: {}", id, claimed.error().message);
+      sinks.erase(id);
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || woken_; });
+      continue;
+    }
     bool first_of_run = false;
     if (!sinks.contains(id)) {
       auto sink = factory_(store, *next);

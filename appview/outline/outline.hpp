@@ -4,8 +4,9 @@
 // An Outline is its nodes in document order (pre-order: every parent before
 // its children, siblings in order), each naming its parent by index, so no
 // depth of nesting ever recurses. Text keeps its formatting as facets (byte
-// ranges of the plain text with a feature each, the app.bulleted.node#facet
-// shape); the plain text stays readable on its own.
+// ranges of the plain text with a feature each, app.bsky.richtext.facet's
+// shape; WorkFlowy's styles as app.bulleted.format's features); the plain
+// text stays readable on its own.
 //
 // Parsing never trusts its input: a size cap, a node cap and a depth cap, each
 // refused with an error naming the limit; XML through libexpat with DTDs,

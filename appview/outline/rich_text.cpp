@@ -3,13 +3,13 @@
 #include <map>
 
 #include "appview/outline/outline.hpp"
+#include "schema/node_record.hpp"
 
 namespace bulleted::appview::outline {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kFacetPrefix = "app.bulleted.node#";
 constexpr std::size_t kMaxColor = 64;
 
 std::string lower(std::string_view text) {
@@ -147,7 +147,8 @@ std::optional<Tag> parse_tag(std::string_view body) {
 }
 
 json feature(std::string_view name) {
-  return json{{"$type", std::string(kFacetPrefix) + std::string(name)}};
+  if (name == "link") return json{{"$type", schema::kLinkFeature}};
+  return json{{"$type", std::string(schema::kFormatPrefix) + std::string(name)}};
 }
 
 std::string two_digits(const std::string& value) { return value.size() == 1 ? "0" + value : value; }
@@ -234,9 +235,8 @@ bool char_boundary(std::string_view text, std::size_t at) {
 // The HTML tag pair of one feature, or nullopt for an unknown one.
 std::optional<std::pair<std::string, std::string>> tags_of(const json& f) {
   if (!f.is_object() || !f.contains("$type") || !f["$type"].is_string()) return std::nullopt;
-  const std::string type = f["$type"];
-  if (!type.starts_with(kFacetPrefix)) return std::nullopt;
-  const std::string name = type.substr(kFacetPrefix.size());
+  const std::string name(schema::style_of(f["$type"].get<std::string>()));
+  if (name.empty()) return std::nullopt;
   auto simple = [](const char* tag) {
     return std::pair{std::string("<") + tag + ">", std::string("</") + tag + ">"};
   };

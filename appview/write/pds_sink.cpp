@@ -16,10 +16,29 @@ nlohmann::json write_json(const RecordWrite& write) {
                      : write.kind == schema::OpKind::kUpdate ? "update"
                                                              : "delete";
   nlohmann::json json = {{"$type", std::string(kWritePrefix) + kind},
-                         {"collection", schema::kNodeCollection},
+                         {"collection", schema::collection_name(write.collection)},
                          {"rkey", write.rkey}};
   if (write.record) json["value"] = schema::to_json(*write.record);
+  if (write.note) json["value"] = schema::to_json(*write.note);
   return json;
+}
+
+// Where the commit of writes from `start` ends: at most kMaxWritesPerCommit
+// of them, and never between a node's write and its note's.
+std::size_t commit_end(const std::vector<RecordWrite>& writes, std::size_t start) {
+  std::size_t end = std::min(writes.size(), start + kMaxWritesPerCommit);
+  while (end < writes.size() && end - start > 1 &&
+         writes[end].collection == schema::Collection::kNote &&
+         writes[end - 1].rkey == writes[end].rkey) {
+    --end;
+  }
+  // A note's delete goes before its node's: the same holds the other way.
+  while (end < writes.size() && end - start > 1 &&
+         writes[end - 1].collection == schema::Collection::kNote &&
+         writes[end - 1].rkey == writes[end].rkey) {
+    --end;
+  }
+  return end;
 }
 
 }  // namespace
@@ -69,8 +88,8 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
     head = *swap;
   }
   Committed committed;
-  for (std::size_t start = 0; start < writes.size(); start += kMaxWritesPerCommit) {
-    const std::size_t end = std::min(writes.size(), start + kMaxWritesPerCommit);
+  for (std::size_t start = 0, end = 0; start < writes.size(); start = end) {
+    end = commit_end(writes, start);
     nlohmann::json batch = nlohmann::json::array();
     for (std::size_t i = start; i < end; ++i) batch.push_back(write_json(writes[i]));
     nlohmann::json body = {{"repo", did}, {"writes", std::move(batch)}};
@@ -96,15 +115,17 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
       op.did = did;
       op.rkey = writes[i].rkey;
       op.rev = rev;
-      if (writes[i].record) {
+      op.collection = writes[i].collection;
+      if (writes[i].record || writes[i].note) {
         op.cid = firehose::json_text((*results)[i - start], {"cid"});
         if (op.cid.empty()) {
-          auto cid = record_cid(*writes[i].record);
+          auto cid = writes[i].record ? record_cid(*writes[i].record) : record_cid(*writes[i].note);
           if (!cid) return std::unexpected(cid.error());
           op.cid = std::move(*cid);
         }
         op.record = writes[i].record;
-        committed.cids[op.rkey] = op.cid;
+        op.note = writes[i].note;
+        if (op.record) committed.cids[op.rkey] = op.cid;
       }
       applied.ops.push_back(std::move(op));
     }

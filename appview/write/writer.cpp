@@ -45,6 +45,48 @@ Result<void> check_texts(const NodeFields& fields) {
   return {};
 }
 
+// The writes of an existing node `rkey` written again as `record` (kind
+// kUpdate, or kDelete with no record): the node record, never with a note
+// inside it (one an earlier build wrote there moves into a note record of
+// its own, in the same commit), and its note record's write when `note`
+// changes it (given: its new text, "" removes it). A delete takes its note
+// record with it.
+Result<void> push_written(schema::Store& store, const std::string& did, const std::string& rkey,
+                          std::optional<schema::NodeRecord> record,
+                          const std::optional<std::string>& note,
+                          std::vector<RecordWrite>& writes) {
+  auto existing = store.read().note_record(did, rkey);
+  if (!existing) return std::unexpected(existing.error());
+  auto note_write = [&](schema::OpKind kind, std::optional<schema::NoteRecord> value) {
+    writes.push_back({kind, rkey, std::nullopt, schema::Collection::kNote, std::move(value)});
+  };
+  if (!record) {
+    if (*existing) note_write(schema::OpKind::kDelete, std::nullopt);
+    writes.push_back({schema::OpKind::kDelete, rkey, std::nullopt});
+    return {};
+  }
+  std::optional<std::string> inline_note = std::move(record->note);
+  record->note.reset();
+  const std::string created_at = record->created_at;
+  writes.push_back({schema::OpKind::kUpdate, rkey, std::move(record)});
+  // What the note is to be: as given, else the note record's, else the
+  // earlier build's inline note.
+  std::optional<std::string> wanted = note;
+  if (!wanted) wanted = *existing ? std::optional((*existing)->text) : inline_note;
+  if (wanted && wanted->empty()) wanted.reset();
+  if (!wanted) {
+    if (*existing) note_write(schema::OpKind::kDelete, std::nullopt);
+    return {};
+  }
+  if (*existing && (*existing)->text == *wanted) return {};
+  schema::NoteRecord value =
+      *existing ? std::move(**existing) : schema::make_note(did, rkey, "", created_at);
+  value.text = std::move(*wanted);
+  value.facets = nullptr;  // byte ranges of another text
+  note_write(*existing ? schema::OpKind::kUpdate : schema::OpKind::kCreate, std::move(value));
+  return {};
+}
+
 // The re-keys a placement asked for, as updates of the siblings' records.
 Result<std::vector<RecordWrite>> rekey_writes(schema::Store& store, const std::string& did,
                                               const Placement& placement) {
@@ -54,7 +96,9 @@ Result<std::vector<RecordWrite>> rekey_writes(schema::Store& store, const std::s
     if (!record) return std::unexpected(record.error());
     record->sort_key = key;
     record->sort_key_valid = true;
-    writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+    if (auto r = push_written(store, did, rkey, std::move(*record), std::nullopt, writes); !r) {
+      return std::unexpected(r.error());
+    }
   }
   return writes;
 }
@@ -65,7 +109,11 @@ Result<WriteResult> result_of(const std::string& did, const std::string& rkey,
                               int retries) {
   auto cid = committed.cids.find(rkey);
   if (cid == committed.cids.end()) return fail(ErrorCode::kInternal, "the write lost its own op");
-  const auto& record = writes.back().record;
+  auto own = std::find_if(writes.rbegin(), writes.rend(), [&](const RecordWrite& write) {
+    return write.collection == schema::Collection::kNode && write.rkey == rkey;
+  });
+  if (own == writes.rend()) return fail(ErrorCode::kInternal, "the write lost its own op");
+  const auto& record = own->record;
   return WriteResult{schema::record_uri(did, schema::kNodeCollection, rkey),
                      rkey,
                      cid->second,
@@ -90,6 +138,23 @@ Result<std::string> record_cid(const schema::NodeRecord& record) {
   return firehose::Cid::of_dag_cbor(*block).str();
 }
 
+Result<std::string> record_cid(const schema::NoteRecord& note) {
+  auto block = firehose::encode_note_block(note);
+  if (!block) return std::unexpected(block.error());
+  return firehose::Cid::of_dag_cbor(*block).str();
+}
+
+void push_created(const std::string& did, const std::string& rkey, schema::NodeRecord record,
+                  std::vector<RecordWrite>& writes) {
+  std::optional<std::string> note = std::move(record.note);
+  record.note.reset();
+  std::string created_at = record.created_at;
+  writes.push_back({schema::OpKind::kCreate, rkey, std::move(record)});
+  if (!note || note->empty()) return;
+  writes.push_back({schema::OpKind::kCreate, rkey, std::nullopt, schema::Collection::kNote,
+                    schema::make_note(did, rkey, std::move(*note), std::move(created_at))});
+}
+
 Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did,
                                     const std::vector<RecordWrite>& writes,
                                     const CommitOptions& options) {
@@ -102,12 +167,18 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
     op.did = did;
     op.rkey = write.rkey;
     op.rev = committed.rev;
+    op.collection = write.collection;
     if (write.record) {
       auto cid = record_cid(*write.record);
       if (!cid) return std::unexpected(cid.error());
       op.cid = std::move(*cid);
       op.record = *write.record;
       committed.cids[write.rkey] = op.cid;
+    } else if (write.note) {
+      auto cid = record_cid(*write.note);
+      if (!cid) return std::unexpected(cid.error());
+      op.cid = std::move(*cid);
+      op.note = *write.note;
     }
     batch.ops.push_back(std::move(op));
   }
@@ -243,7 +314,7 @@ Result<WriteResult> Writer::create(schema::Store& store, const std::string& did,
     record.created_at = schema::now_datetime();
     auto writes = rekey_writes(on, did, *placement);
     if (!writes) return std::unexpected(writes.error());
-    writes->push_back({schema::OpKind::kCreate, rkey, std::move(record)});
+    push_created(did, rkey, std::move(record), *writes);
     auto committed = sink_.commit(on, did, *writes);
     if (!committed) return std::unexpected(committed.error());
     return result_of(did, rkey, *writes, *committed, placement->retries + refreshes);
@@ -299,7 +370,9 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
     record->sort_key_valid = true;
     auto writes = rekey_writes(store, did, *placement);
     if (!writes) return std::unexpected(writes.error());
-    writes->push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+    if (auto r = push_written(store, did, rkey, std::move(*record), std::nullopt, *writes); !r) {
+      return std::unexpected(r.error());
+    }
     auto committed = sink_.commit(store, did, *writes);
     if (!committed) return std::unexpected(committed.error());
     return result_of(did, rkey, *writes, *committed, placement->retries + refreshes);
@@ -316,7 +389,6 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
     auto record = current_record(store, did, rkey);
     if (!record) return std::unexpected(record.error());
     if (fields.text) record->text = *fields.text;
-    if (fields.note) record->note = *fields.note;
     // completed: true writes completedAt (now, unless it was completed
     // already), false removes it.
     if (fields.completed) record->set_completed(*fields.completed, schema::now_datetime());
@@ -331,7 +403,9 @@ Result<WriteResult> Writer::update(schema::Store& store, const std::string& did,
       }
     }
     std::vector<RecordWrite> writes;
-    writes.push_back({schema::OpKind::kUpdate, rkey, std::move(*record)});
+    if (auto r = push_written(store, did, rkey, std::move(*record), fields.note, writes); !r) {
+      return std::unexpected(r.error());
+    }
     auto committed = sink_.commit(store, did, writes);
     if (!committed) return std::unexpected(committed.error());
     auto result = result_of(did, rkey, writes, *committed, refreshes);
@@ -363,13 +437,15 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
     // commits never leaves a child without its parent.
     std::vector<RecordWrite> writes;
     for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) {
-      writes.push_back({schema::OpKind::kDelete, *it, std::nullopt});
+      if (auto r = push_written(store, did, *it, std::nullopt, std::nullopt, writes); !r) {
+        return std::unexpected(r.error());
+      }
     }
     auto committed = sink_.commit(store, did, writes);
     if (!committed) return std::unexpected(committed.error());
     // The nodes deleted, not the index rows this call changed: in pds mode
     // the firehose echo may have applied the same deletes a moment earlier.
-    return writes.size();
+    return doomed.size();
   });
 }
 

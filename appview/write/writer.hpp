@@ -49,16 +49,18 @@ struct NodeFields {
   std::optional<std::string> display;
 };
 
-// One record write of a plan.
+// One record write of a plan: a node's, or the note record at its key.
 struct RecordWrite {
   schema::OpKind kind;
   std::string rkey;
-  std::optional<schema::NodeRecord> record;  // creates and updates
+  std::optional<schema::NodeRecord> record;  // a node's creates and updates
+  schema::Collection collection = schema::Collection::kNode;
+  std::optional<schema::NoteRecord> note;  // a note's creates and updates
 };
 
 struct Committed {
   std::string rev;                          // the repo's rev after the write
-  std::map<std::string, std::string> cids;  // rkey -> CID of each created or updated record
+  std::map<std::string, std::string> cids;  // rkey -> CID of each created or updated node
   std::size_t applied = 0;                  // index rows changed
   // The repo host's RateLimit-Remaining / RateLimit-Reset (unix seconds)
   // after the last commit, when it sent them.
@@ -183,5 +185,12 @@ class Writer {
 // The CID of a record as its owner's repo would compute it (DAG-CBOR,
 // sha2-256, of firehose::encode_record_block).
 Result<std::string> record_cid(const schema::NodeRecord& record);
+Result<std::string> record_cid(const schema::NoteRecord& note);
+
+// The writes that create the node `rkey` of `did` from `record`: the node
+// record (never with a note inside it), then, when it has a note, the note
+// as a record of its own at the same key (committed with it).
+void push_created(const std::string& did, const std::string& rkey, schema::NodeRecord record,
+                  std::vector<RecordWrite>& writes);
 
 }  // namespace bulleted::appview

@@ -334,6 +334,7 @@ constexpr ApiMethod kMethods[] = {
     {"app.bulleted.getSubtree", kQuery, get_subtree, kPublic, kSmall, kQueryBytes, Needs::kIndex,
      AnswerBound::kBudget},
     {"app.bulleted.getAncestors", kQuery, get_ancestors, kPublic, kSmall, kQueryBytes},
+    {"app.bulleted.getOutline", kQuery, get_outline, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getPosition", kQuery, get_position, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.getChanges", kQuery, get_changes, kPublic, kSmall, kQueryBytes},
     {"app.bulleted.streamChanges", kQuery, stream_changes, kPublic, kSmall, kQueryBytes,

@@ -50,6 +50,7 @@ HttpResponse get_children(Api& api, const ApiMethod& method, const XrpcCall& cal
 HttpResponse get_window(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_subtree(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_ancestors(Api& api, const ApiMethod& method, const XrpcCall& call);
+HttpResponse get_outline(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_position(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse resolve_handle(Api& api, const ApiMethod& method, const XrpcCall& call);
 HttpResponse get_changes(Api& api, const ApiMethod& method, const XrpcCall& call);

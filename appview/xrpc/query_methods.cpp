@@ -121,6 +121,60 @@ HttpResponse get_subtree(Api& api, const ApiMethod&, const XrpcCall& call) {
   return response;
 }
 
+// app.bulleted.getOutline, exactly as published (DESIGN.md section 13):
+// public, depth and limit clamped, rows in pre-order as the published
+// #node, and NotFound alike for an unknown DID, an unknown or unreadable
+// bullet and anything hidden.
+HttpResponse get_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
+  const HttpRequest& request = call.request;
+  TRY(params, XrpcParams::parse(request.query));
+  TRY(did, did_param(params, "did"));
+  TRY(depth, params.clamped_integer("depth", 1, 5));
+  TRY(limit, params.clamped_integer("limit", 1, 100));
+  schema::OutlineQuery query{.did = did,
+                             .depth = static_cast<int>(depth.value_or(3)),
+                             .limit = static_cast<int>(limit.value_or(10)),
+                             .max_bytes = call.answer_bytes};
+  if (auto node = params.text("node"); node && !node->empty()) {
+    if (!schema::RecordKey::parse(*node)) {
+      return error_response(Error{ErrorCode::kNotFound, "no such bullet"});
+    }
+    query.root_rkey = std::move(*node);
+  }
+  TRY(page, ApiMethods::store(api).read().outline(query));
+  std::string body;
+  body.reserve(256 + 400 * page.nodes.size());
+  JsonWriter out(body);
+  out.begin_object().key("did").string(did);
+  if (page.root) {
+    out.key("root");
+    write_outline_row(out, *page.root);
+  }
+  out.key("nodes").begin_array();
+  for (const auto& row : page.nodes) write_outline_row(out, row);
+  out.end_array();
+  const char* stop = page.stop == schema::OutlineStop::kComplete ? "complete"
+                     : page.stop == schema::OutlineStop::kDepth  ? "depth"
+                                                                 : "limit";
+  out.key("stop").string(stop);
+  out.key("truncated").boolean(page.stop != schema::OutlineStop::kComplete);
+  if (page.handle && schema::Handle::parse(*page.handle)) out.key("handle").string(*page.handle);
+  if (page.outline) {
+    // Its image waits for the blob proxy (DESIGN.md section 12): a client
+    // is never handed a raw blob reference it cannot fetch.
+    out.key("outline").begin_object();
+    out.key("uri").string_of(
+        {"at://", did, "/", schema::kOutlineCollection, "/", *page.outline_rkey});
+    if (page.outline->title) out.key("title").string(*page.outline->title);
+    if (page.outline->description) out.key("description").string(*page.outline->description);
+    if (page.outline->image_alt) out.key("imageAlt").string(*page.outline->image_alt);
+    out.end_object();
+  }
+  out.end_object();
+  HttpResponse response = written(std::move(body));
+  return response;
+}
+
 HttpResponse get_ancestors(Api& api, const ApiMethod&, const XrpcCall& call) {
   const HttpRequest& request = call.request;
   TRY(params, XrpcParams::parse(request.query));

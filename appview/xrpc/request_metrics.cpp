@@ -91,8 +91,8 @@ void render_firehose(std::ostringstream& out, const firehose::FirehoseMetrics& m
   counter("bulleted_firehose_duplicate_events_total", "Events at or below the cursor.",
           m.duplicate_events);
   counter("bulleted_firehose_decode_errors_total", "Frames that did not decode.", m.decode_errors);
-  counter("bulleted_firehose_records_rejected_total", "Invalid app.bulleted.node records.",
-          m.records_rejected);
+  counter("bulleted_firehose_records_rejected_total",
+          "Invalid app.bulleted.node and app.bulleted.note records.", m.records_rejected);
   out << "# HELP bulleted_firehose_verification_failures_total Commits, syncs and repos "
          "refused by verification, by reason.\n"
          "# TYPE bulleted_firehose_verification_failures_total counter\n";

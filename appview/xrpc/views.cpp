@@ -32,6 +32,28 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   json.end_object();
 }
 
+void write_outline_row(JsonWriter& json, const schema::NodeRow& row) {
+  json.begin_object();
+  json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
+  json.key("cid").string(row.cid);
+  json.key("rkey").string(row.rkey);
+  json.key("did").string(row.did);
+  json.key("sortKey").string(row.sort_key_raw.value_or(""));
+  json.key("text").string(row.text);
+  if (row.facets) json.key("facets").raw(*row.facets);
+  if (row.layout) json.key("layout").string(*row.layout);
+  if (row.display) json.key("display").string(*row.display);
+  if (row.parent_rkey) {
+    json.key("parent").string_of(
+        {"at://", row.did, "/", schema::kNodeCollection, "/", *row.parent_rkey});
+  }
+  json.key("createdAt").string(row.created_at);
+  json.key("childCount").number(row.child_count);
+  if (row.completed) json.key("completedAt").string(row.completed_at.value_or(row.created_at));
+  if (row.note) json.key("note").string(*row.note);
+  json.end_object();
+}
+
 void write_node_view(JsonWriter& json, const schema::NodeRow& row) {
   write_node_view(json, row.view());
 }

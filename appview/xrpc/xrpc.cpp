@@ -1,5 +1,6 @@
 #include "appview/xrpc/xrpc.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "appview/signin/service_auth.hpp"
@@ -82,6 +83,22 @@ Result<std::optional<std::int64_t>> XrpcParams::integer(const std::string& name,
                                                 std::to_string(min) + " to " + std::to_string(max));
   }
   return std::optional<std::int64_t>(parsed);
+}
+
+Result<std::optional<std::int64_t>> XrpcParams::clamped_integer(const std::string& name,
+                                                                std::int64_t min,
+                                                                std::int64_t max) const {
+  auto value = text(name);
+  if (!value) return std::optional<std::int64_t>();
+  const std::string_view digits = std::string_view(*value).substr(value->starts_with('-') ? 1 : 0);
+  if (digits.empty() || digits.size() > 4096 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return fail(ErrorCode::kInvalidRequest, name + " must be an integer");
+  }
+  std::int64_t parsed = 0;
+  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
+  if (ec == std::errc::result_out_of_range) parsed = value->starts_with('-') ? min : max;
+  return std::optional<std::int64_t>(std::clamp(parsed, min, max));
 }
 
 Result<std::optional<bool>> XrpcParams::boolean(const std::string& name) const {

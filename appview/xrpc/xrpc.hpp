@@ -22,6 +22,11 @@ class XrpcParams {
   // Errors name the parameter: "limit must be an integer from 1 to 1000".
   Result<std::optional<std::int64_t>> integer(const std::string& name, std::int64_t min,
                                               std::int64_t max) const;
+  // An integer brought into [min, max] (a value outside is answered with
+  // the nearest bound, however far outside); only a value that is not an
+  // integer is an error.
+  Result<std::optional<std::int64_t>> clamped_integer(const std::string& name, std::int64_t min,
+                                                      std::int64_t max) const;
   Result<std::optional<bool>> boolean(const std::string& name) const;
   Result<std::string> required(const std::string& name) const;
 

@@ -253,6 +253,14 @@ Result<void> FirehoseConsumer::start() {
                *cursor ? "cursor " + std::to_string(**cursor) : std::string("the live end"));
   auto listed = (*store)->read().cursor(kBackfillMark);
   if (!listed) return std::unexpected(listed.error());
+  // Repos an earlier build indexed for their nodes alone are read again
+  // for the rest (their notes), like any repo whose resync was wanted.
+  auto marked = (*store)->want_resync_for_new_collections();
+  if (!marked) return std::unexpected(marked.error());
+  if (*marked > 0) {
+    spdlog::info("firehose: {} repos indexed by an earlier build are read again for their notes",
+                 *marked);
+  }
   auto unfinished = (*store)->read().unsynced_repos();
   if (!unfinished) return std::unexpected(unfinished.error());
   auto begun = (*store)->read().cursor(kBackfillBegun);
@@ -293,8 +301,9 @@ void FirehoseConsumer::discovery_loop() {
   const std::string service =
       options_.repo_service_url.empty() ? http_origin_of(options_.url) : options_.repo_service_url;
   auto client = make_http_xrpc_client(options_.fetch_timeout, 64 << 20);
-  spdlog::info("firehose: backfill: listing the repos with app.bulleted.node records at {}",
-               service);
+  spdlog::info(
+      "firehose: backfill: listing the repos with app.bulleted.node, note or outline records at {}",
+      service);
   auto listed = discover_repos(*client, {.source = service,
                                          .on_page =
                                              [&](const std::vector<std::string>& page) {

@@ -7,8 +7,12 @@ namespace {
 
 // One listing method, page by page. nullopt when the source does not serve
 // the method at all (so that the caller tries the other).
+// `collection` when listing by collection; `seen` the repos named so far.
 Result<std::optional<DiscoveryResult>> list(XrpcClient& client, const DiscoveryOptions& options,
-                                            const std::string& method, bool by_collection) {
+                                            const std::string& method,
+                                            const std::string* collection,
+                                            std::unordered_set<std::string>& seen) {
+  const bool by_collection = collection != nullptr;
   DiscoveryResult result{0, method};
   std::string cursor;
   for (bool first = true;; first = false) {
@@ -17,7 +21,7 @@ Result<std::optional<DiscoveryResult>> list(XrpcClient& client, const DiscoveryO
     }
     XrpcRequest request{.base_url = options.source, .path = "/xrpc/" + method};
     request.query.emplace_back("limit", "1000");
-    if (by_collection) request.query.emplace_back("collection", options.collection);
+    if (by_collection) request.query.emplace_back("collection", *collection);
     if (!cursor.empty()) request.query.emplace_back("cursor", cursor);
     auto reply = client.call(request);
     if (!reply) return std::unexpected(reply.error());
@@ -48,10 +52,10 @@ Result<std::optional<DiscoveryResult>> list(XrpcClient& client, const DiscoveryO
           active != repo.end() && active->is_boolean() && !active->get<bool>()) {
         continue;
       }
-      page.push_back(did);
+      if (seen.insert(did).second) page.push_back(did);
     }
     result.repos += page.size();
-    if (result.repos > options.max_repos) {
+    if (seen.size() > options.max_repos) {
       return fail(ErrorCode::kUpstreamFailure, method + " lists more repos than allowed");
     }
     if (!page.empty() && options.on_page) options.on_page(page);
@@ -64,13 +68,25 @@ Result<std::optional<DiscoveryResult>> list(XrpcClient& client, const DiscoveryO
 }  // namespace
 
 Result<DiscoveryResult> discover_repos(XrpcClient& client, const DiscoveryOptions& options) {
-  auto by_collection = list(client, options, "com.atproto.sync.listReposByCollection", true);
-  if (!by_collection) return std::unexpected(by_collection.error());
-  if (*by_collection) return **by_collection;
-  auto all = list(client, options, "com.atproto.sync.listRepos", false);
-  if (!all) return std::unexpected(all.error());
-  if (!*all) return fail(ErrorCode::kUpstreamFailure, "the source lists no repos");
-  return **all;
+  std::unordered_set<std::string> seen;
+  DiscoveryResult listed{0, "com.atproto.sync.listReposByCollection"};
+  for (const auto& collection : options.collections) {
+    auto by_collection =
+        list(client, options, "com.atproto.sync.listReposByCollection", &collection, seen);
+    if (!by_collection) return std::unexpected(by_collection.error());
+    if (!*by_collection) {
+      if (!seen.empty()) {
+        return fail(ErrorCode::kUpstreamFailure,
+                    "the source stopped serving listReposByCollection between collections");
+      }
+      auto all = list(client, options, "com.atproto.sync.listRepos", nullptr, seen);
+      if (!all) return std::unexpected(all.error());
+      if (!*all) return fail(ErrorCode::kUpstreamFailure, "the source lists no repos");
+      return **all;
+    }
+    listed.repos += (*by_collection)->repos;
+  }
+  return listed;
 }
 
 }  // namespace bulleted::firehose

@@ -9,7 +9,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import {
-  Runner, appviewClient, assert, assertEqual, freePort, localTokens, sleep, stopProcess, track, waitFor,
+  Runner, appviewClient, assert, assertEqual, freePort, localTokens, publishedLexicons, sleep, stopProcess, track,
+  waitFor,
 } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
@@ -207,6 +208,42 @@ try {
     const big = top.children.find((c) => c.node.rkey === parent);
     assert(big.more && big.children.length === 0, 'depth 1 stops at the top level');
     assertEqual(await served(), before + 2, 'both answers counted in the metrics');
+  });
+
+  await runner.test('getOutline as published: bounds clamped, one limit across levels, NotFound alike', async () => {
+    const published = publishedLexicons();
+    const outline = async (params) => {
+      const answer = await ok(query('getOutline', params));
+      published.assertValidXrpcOutput('app.bulleted.getOutline', answer);
+      return answer;
+    };
+    // Out of range is the nearest bound, never an error.
+    const wide = await outline({ did: alice, node: parent, depth: 99, limit: 100000 });
+    assertEqual([wide.root.rkey, wide.nodes.length, wide.stop, wide.truncated], [parent, 100, 'limit', true],
+      'depth 5 and limit 100');
+    const first = await ok(query('getChildren', { repo: alice, parent, limit: 100 }));
+    assertEqual(wide.nodes.map((n) => n.rkey), first.nodes.map((n) => n.rkey), 'siblings in their order');
+    assert(wide.nodes.every((n) => n.parent === `at://${alice}/app.bulleted.node/${parent}` && n.did === alice),
+      'a zoomed answer\'s rows all carry their parent');
+    const low = await outline({ did: alice, depth: -3, limit: 0 });
+    assertEqual([low.nodes.length, low.stop, low.root], [1, 'limit', undefined], 'depth 1 and limit 1');
+    const huge = await outline({ did: alice, depth: '99999999999999999999999', limit: '-99999999999999999999999' });
+    assertEqual(huge.nodes.length, 1, 'however far out of range');
+    expectError(await query('getOutline', { did: alice, depth: 'deep' }), 400, 'InvalidRequest');
+    expectError(await query('getOutline', { did: 'alice.test' }), 400, 'InvalidRequest');
+    // An unknown DID, an unknown bullet and one that cannot be a record key:
+    // the same answer.
+    const answers = [];
+    for (const params of [{ did: 'did:plc:nobodyknowsthisone' }, { did: alice, node: 'nosuchnode' },
+      { did: alice, node: '../..' }]) {
+      const r = await query('getOutline', params);
+      expectError(r, 404, 'NotFound');
+      answers.push(r.json.error);
+    }
+    // Public: no credentials asked, CORS like every XRPC route.
+    const res = await fetch(`${base()}/xrpc/app.bulleted.getOutline?did=${alice}`, { headers: { Origin: 'https://client.example' } });
+    assertEqual(res.status, 200, 'anonymous');
+    assert(res.headers.get('access-control-allow-origin'), 'CORS');
   });
 
   await runner.test('stale neighbours: one stale read retries, two are a 409', async () => {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, sleep, startAppview, startPds,
-  stopProcess, testNetworkEnv, waitFor, waitForConnection,
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, publishedLexicons, sleep, startAppview,
+  startPds, stopProcess, testNetworkEnv, waitFor, waitForConnection,
 } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
@@ -199,6 +199,67 @@ try {
     // A search finds the todo by its tag's word; is:completed too.
     const found = await (await fetch(`${base}.searchNodes?repo=${alice.did}&q=${encodeURIComponent('plans is:completed')}`)).json();
     assertEqual(found.results.map((r) => r.node.rkey), ['pubtodo'], 'searched');
+  });
+
+  await runner.test('notes as records of their own: before their node, beside it, edited, deleted; a note naming another node is refused', async () => {
+    const base = `http://127.0.0.1:${indexerPort}/xrpc/app.bulleted`;
+    const get = async (rkey) => (await fetch(`${base}.getNode?repo=${alice.did}&rkey=${rkey}`)).json();
+    const note = (rkey, text, subject = uri(alice.did, rkey)) => ({ $type: 'app.bulleted.note', subject, text, createdAt: now() });
+    const write = (action, collection, rkey, value) => ({
+      $type: `com.atproto.repo.applyWrites#${action}`, collection, rkey, ...(value ? { value } : {}) });
+    const apply = (writes) => xrpc.ok('com.atproto.repo.applyWrites', { body: { repo: alice.did, writes }, token: alice.accessJwt });
+    const rejected = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${indexerPort}/metrics`)).text();
+      return Number(/^bulleted_firehose_records_rejected_total (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const rejectedBefore = await rejected();
+    // A note first, its node a commit later; a node and its note in one.
+    await apply([write('create', 'app.bulleted.note', 'noteearly', note('noteearly', 'came first'))]);
+    await apply([write('create', 'app.bulleted.node', 'noteearly', node('Early', { sortKey: 'b0' }))]);
+    await apply([write('create', 'app.bulleted.node', 'notepair', node('Pair', { sortKey: 'b1' })),
+      write('create', 'app.bulleted.note', 'notepair', note('notepair', 'beside it'))]);
+    // A note at one node's key naming another: invalid, never attached.
+    await apply([write('create', 'app.bulleted.node', 'notewrong', node('Wrong', { sortKey: 'b2' })),
+      write('create', 'app.bulleted.note', 'notewrong', note('notewrong', 'misfiled', uri(alice.did, 'notepair')))]);
+    await waitFor('the notes indexed', async () => (await get('notewrong')).rkey === 'notewrong', 30000, 100);
+    assertEqual((await get('noteearly')).note, 'came first', 'a note before its node');
+    assertEqual((await get('notepair')).note, 'beside it', 'a note beside its node');
+    assertEqual((await get('notewrong')).note, undefined, 'a note naming another node');
+    assert(await rejected() > rejectedBefore, 'the misfiled note was counted');
+    const found = await (await fetch(`${base}.searchNodes?repo=${alice.did}&q=beside`)).json();
+    assertEqual(found.results.map((r) => r.node.rkey), ['notepair'], 'a note is searched');
+    // Edited, then deleted: the node follows.
+    await apply([write('update', 'app.bulleted.note', 'notepair', note('notepair', 'edited beside'))]);
+    await waitFor('the edit', async () => (await get('notepair')).note === 'edited beside', 30000, 100);
+    await apply([write('delete', 'app.bulleted.note', 'notepair')]);
+    await waitFor('the delete', async () => (await get('notepair')).note === undefined, 30000, 100);
+    // getOutline serves them, valid against the published lexicon.
+    const outline = await (await fetch(`${base}.getOutline?did=${alice.did}&node=noteearly`)).json();
+    publishedLexicons().assertValidXrpcOutput('app.bulleted.getOutline', outline);
+    const early = outline.root;
+    assertEqual([early.note, early.did, early.uri], ['came first', alice.did, uri(alice.did, 'noteearly')], 'its row');
+    // Outline records: the whole forest's (self), a subtree's, and one whose
+    // root is in another repo (refused, counted).
+    const outlineUri = (rkey) => `at://${alice.did}/app.bulleted.outline/${rkey}`;
+    await apply([
+      write('create', 'app.bulleted.outline', 'self', { $type: 'app.bulleted.outline', title: 'Alice\'s notes', createdAt: now() }),
+      write('create', 'app.bulleted.outline', 'plans', { $type: 'app.bulleted.outline', title: 'Plans', description: 'What comes next',
+        root: uri(alice.did, 'pubroot'), createdAt: now() }),
+      write('create', 'app.bulleted.outline', 'elsewhere', { $type: 'app.bulleted.outline', title: 'Not here',
+        root: uri(bob.did, 'pubroot'), createdAt: now() }),
+    ]);
+    const titled = async (params) => (await fetch(`${base}.getOutline?did=${alice.did}${params}`)).json();
+    await waitFor('the outline records', async () => (await titled('')).outline?.title === 'Alice\'s notes', 30000, 100);
+    const whole = await titled('');
+    publishedLexicons().assertValidXrpcOutput('app.bulleted.getOutline', whole);
+    assertEqual(whole.outline.uri, outlineUri('self'), 'the forest\'s');
+    const plans = await titled('&node=pubroot');
+    assertEqual([plans.outline.uri, plans.outline.title, plans.outline.description],
+      [outlineUri('plans'), 'Plans', 'What comes next'], 'written at the level asked for');
+    const inherited = await titled('&node=pubtodo');
+    assertEqual(inherited.outline.uri, outlineUri('plans'), 'inherited from the nearest ancestor: its uri says so');
+    assertEqual((await titled('&node=noteearly')).outline.uri, outlineUri('self'), 'outside it, the forest\'s');
+    assert(await rejected() > rejectedBefore + 1, 'the record rooted in another repo was counted');
   });
 
   await runner.test('search follows the PDS: new words found, old ones not, deleted gone, a moved subtree under its new root only', async () => {

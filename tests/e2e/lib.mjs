@@ -262,6 +262,16 @@ export function waitForConnection(logFile) {
 }
 
 // Every record of a repo's collection, through listRecords pages.
+// Bulleted's published lexicons (vendored in tests/fixtures/published-lexicons)
+// with app.bsky.richtext.facet, in the official package: what third-party
+// clients validate records and answers against.
+export function publishedLexicons() {
+  const { Lexicons } = harnessRequire('@atproto/lexicon');
+  const dir = path.join(here, '..', 'fixtures', 'published-lexicons');
+  return new Lexicons(fs.readdirSync(dir).filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'))));
+}
+
 export async function listRecords(xrpc, did, collection = 'app.bulleted.node') {
   const records = [];
   let cursor;

@@ -191,7 +191,7 @@ try {
     // Each record valid against the published lexicon (vendored in
     // tests/fixtures/published-lexicons), in the official package;
     // completion written as completedAt, never as the old boolean.
-    const published = new Lexicons(['app.bulleted.node', 'app.bsky.richtext.facet'].map((id) =>
+    const published = new Lexicons(['app.bulleted.node', 'app.bulleted.note', 'app.bsky.richtext.facet'].map((id) =>
       JSON.parse(fs.readFileSync(path.join(here, '..', 'fixtures', 'published-lexicons', `${id}.json`), 'utf8'))));
     for (const r of records) {
       try {
@@ -200,7 +200,22 @@ try {
         throw new Error(`${r.uri} breaks the published lexicon: ${err.message}`);
       }
       assert(!('completed' in r.value), `${r.uri} says completed`);
+      assert(!('note' in r.value), `${r.uri} keeps a note inside the node`);
     }
+    // Every note is a record of its own at its node's key, naming it, and
+    // nothing else: the notes the app view shows are exactly these.
+    const notes = await listRecords(xrpc, alice.did, 'app.bulleted.note');
+    for (const n of notes) {
+      try {
+        published.assertValidRecord('app.bulleted.note', n.value);
+      } catch (err) {
+        throw new Error(`${n.uri} breaks the published lexicon: ${err.message}`);
+      }
+      assertEqual(n.value.subject, `at://${alice.did}/app.bulleted.node/${rkeyOf(n.uri)}`, 'a note names its node');
+    }
+    const shownNotes = shown.filter((x) => x.note !== undefined).map((x) => [x.rkey, x.note]).sort();
+    assertEqual(notes.map((n) => [rkeyOf(n.uri), n.value.text]).sort(), shownNotes, 'the notes are note records');
+    assert(notes.length >= 2, `the notes written (${notes.length})`);
     assert(records.some((r) => typeof r.value.completedAt === 'string'), 'a completed bullet says completedAt');
     // getChildren order = (sortKey, rkey) order of the PDS records, per parent.
     const groups = new Map();

@@ -98,6 +98,21 @@ try {
     const grandchild = await p('createNode', { repo: alice, parentRkey: child.rkey, text: 'grandchild **bold**' });
     const between = await p('createNode', { repo: alice, afterRkey: top[1].rkey, text: 'between 1 and 2' });
 
+    // The published getOutline: pre-order, one limit across levels, the
+    // zoomed bullet as root, the note beside its row.
+    const outlined = await q('getOutline', { did: alice, depth: 5, limit: 100 });
+    assertEqual([outlined.did, outlined.stop, outlined.truncated], [alice, 'complete', false], 'the whole outline');
+    const at = (rkey) => outlined.nodes.findIndex((n) => n.rkey === rkey);
+    assert(at(first) < at(child.rkey) && at(child.rkey) < at(grandchild.rkey) &&
+      at(grandchild.rkey) < at(top[1].rkey), 'pre-order');
+    assertEqual(outlined.nodes[at(child.rkey)].note, 'a note', 'the note of the row');
+    const zoomed = await q('getOutline', { did: alice, node: first, depth: 1, limit: 1 });
+    assertEqual([zoomed.root.rkey, zoomed.nodes.map((n) => n.rkey), zoomed.stop, zoomed.truncated],
+      [first, [child.rkey], 'depth', true], 'zoomed, cut by depth');
+    assertEqual(zoomed.nodes[0].childCount, 1, 'a row counts the children it leaves out');
+    const cut = await q('getOutline', { did: alice, limit: 2 });
+    assertEqual([cut.nodes.length, cut.stop, cut.truncated], [2, 'limit', true], 'cut by the limit');
+
     const shown = await q('getNode', { repo: alice, rkey: first });
     assert(!('parent' in shown), 'a top-level node has no parent field');
     assertEqual((await q('getNode', { repo: alice, rkey: child.rkey })).parent, first, 'a child names its parent');
@@ -179,6 +194,9 @@ try {
     await fails('NotFound', 'getWindow', () => q('getWindow', { repo: alice, anchor: 'nosuchnode' }));
     await fails('NotFound', 'getPosition', () => q('getPosition', { repo: alice, rkey: 'nosuchnode' }));
     await fails('NotFound', 'getImportJob', () => q('getImportJob', { id: 'nosuchjob' }));
+    // getOutline: an unknown DID and an unknown bullet are the same answer.
+    await fails('NotFound', 'getOutline', () => q('getOutline', { did: 'did:plc:nobodyhereatall' }));
+    await fails('NotFound', 'getOutline', () => q('getOutline', { did: alice, node: 'nosuchnode' }));
     await fails('FutureCursor', 'getChanges', () => q('getChanges', { repo: alice, cursor: '999999999' }));
     await fails('NotFound', 'exportOutline', () => q('exportOutline', { repo: alice, root: 'nosuchnode', format: 'text' }));
     await fails('InvalidRequest', 'getChildren', () => q('getChildren', { repo: 'not a did' }));

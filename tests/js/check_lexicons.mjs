@@ -62,13 +62,13 @@ try {
 
 const good = {
   $type: 'app.bulleted.node', text: 'hello', sortKey: 'a0',
-  parent: 'at://did:plc:abc/app.bulleted.node/3jzfcijpj2z2a', completed: true,
-  createdAt: '2026-11-30T12:00:00.000Z',
-  facets: [{ index: { byteStart: 0, byteEnd: 5 }, features: [{ $type: 'app.bulleted.node#bold' }] }],
+  parent: 'at://did:plc:abc/app.bulleted.node/3jzfcijpj2z2a',
+  completedAt: '2026-11-30T12:00:00.000Z', createdAt: '2026-11-30T12:00:00.000Z',
+  facets: [{ index: { byteStart: 0, byteEnd: 5 }, features: [{ $type: 'app.bulleted.format#bold' }] }],
 };
 const expectations = [
   ['a well-formed record', good, true],
-  ['text over 10000 graphemes', { ...good, text: 'x'.repeat(10001) }, false],
+  ['text over 2000 graphemes', { ...good, text: 'x'.repeat(2001) }, false],
   ['a parent that is not an AT-URI', { ...good, parent: 'not a uri' }, false],
   ['a bad createdAt', { ...good, createdAt: 'yesterday' }, false],
   ['no text', { ...good, text: undefined }, false],

@@ -26,8 +26,6 @@ const check = (ok, message) => {
 
 // Published documents the app view does not serve yet, and why.
 const pending = new Map([
-  ['app.bulleted.node', 'the app view still writes its own dialect of the record (an inline note, completed, its own facet types)'],
-  ['app.bulleted.getOutline', 'not served yet (DESIGN.md section 13)'],
   ['app.bulleted.admin.deny', 'moderation comes after the published records (DESIGN.md section 14)'],
   ['app.bulleted.admin.undeny', 'moderation comes after the published records (DESIGN.md section 14)'],
   ['app.bulleted.admin.listDenied', 'moderation comes after the published records (DESIGN.md section 14)'],

@@ -22,6 +22,16 @@ export async function showOutline(service: string, handle: `${string}.${string}`
   return texts
 }
 
+// The published getOutline: flat rows in pre-order, whether anything was
+// left out and which bound did it.
+export async function outlineTexts(service: string, did: `did:${string}:${string}`): Promise<string[]> {
+  const answer = await xrpc(service, app.bulleted.getOutline, { params: { did, depth: 5, limit: 100 } })
+  const rows: string[] = answer.body.nodes.map((row) => `${row.text}${row.note ? ` (${row.note})` : ''}`)
+  const stop: string | undefined = answer.body.stop
+  if (answer.body.truncated) rows.push(`... (${stop ?? 'truncated'})`)
+  return rows
+}
+
 export async function addAfter(service: string, token: string, repo: `did:${string}:${string}`, afterRkey: string) {
   const headers = { authorization: `Bearer ${token}` }
   const input = { repo, afterRkey, text: 'next' }

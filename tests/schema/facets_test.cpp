@@ -38,11 +38,13 @@ TEST(FacetTest, OnlyValidFacetsAreKept) {
   const json kept = schema::sanitize_facets(text, cases, &problems);
   ASSERT_TRUE(kept.is_array());
   ASSERT_EQ(kept.size(), 4u) << kept.dump();
-  EXPECT_EQ(kept[0], facet(0, 5, bold));
+  // An earlier build's names are read under the names written now.
+  EXPECT_EQ(kept[0], facet(0, 5, {{"$type", "app.bulleted.format#bold"}}));
+  EXPECT_EQ(kept[1]["features"][0]["$type"], "app.bsky.richtext.facet#link");
   EXPECT_EQ(kept[1]["features"][0]["uri"], "HTTPS://example.com/");
   EXPECT_EQ(kept[2]["features"][0]["uri"], "mailto:a@example.com");
   EXPECT_EQ(kept[3]["features"][0],
-            json({{"$type", "app.bulleted.node#highlight"}, {"color", "red"}}));
+            json({{"$type", "app.bulleted.format#highlight"}, {"color", "red"}}));
   EXPECT_EQ(problems.size(), 9u);
   // Bounded in count and in bytes, whatever arrives.
   json many = json::array();
@@ -51,6 +53,30 @@ TEST(FacetTest, OnlyValidFacetsAreKept) {
   EXPECT_LE(bounded.size(), schema::kMaxFacets);
   EXPECT_LE(bounded.dump().size(), schema::kMaxFacetBytes);
   EXPECT_TRUE(schema::sanitize_facets(text, json::array({json(5)})).is_null());
+}
+
+TEST(FacetTest, StylesAreTheProjectsOwnFeaturesUnderEitherName) {
+  const std::string text = "hello";
+  auto one = [&](json feature) {
+    return schema::sanitize_facets(
+        text, json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+                            {"features", json::array({std::move(feature)})}}}));
+  };
+  for (const char* style : {"bold", "italic", "underline", "strikethrough", "code"}) {
+    const json expected = json::array(
+        {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+          {"features", json::array({{{"$type", std::string("app.bulleted.format#") + style}}})}}});
+    EXPECT_EQ(one({{"$type", std::string("app.bulleted.format#") + style}}), expected) << style;
+    EXPECT_EQ(one({{"$type", std::string("app.bulleted.node#") + style}}), expected) << style;
+  }
+  // The project's own names that mean nothing are dropped; a link is the
+  // published facet's, never app.bulleted.format#link.
+  EXPECT_TRUE(one({{"$type", "app.bulleted.format#blink"}}).is_null());
+  EXPECT_TRUE(
+      one({{"$type", "app.bulleted.format#link"}, {"uri", "https://a.example/"}}).is_null());
+  EXPECT_EQ(schema::style_of("app.bsky.richtext.facet#link"), "link");
+  EXPECT_EQ(schema::style_of("app.bulleted.node#link"), "link");
+  EXPECT_EQ(schema::style_of("app.bsky.richtext.facet#tag"), "");
 }
 
 TEST(FacetTest, ARecordFromTheNetworkKeepsItsTextWithoutItsBadFacets) {

@@ -30,7 +30,7 @@ TEST(KeptRecordFields, CheckReportsThoseThatAreNotTheRecords) {
   batch.ops.push_back(upsert({.rkey = "rich", .sort_key = "a0", .text = "hello world"}));
   batch.ops.back().record->facets = nlohmann::json::array(
       {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
-        {"features", nlohmann::json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+        {"features", nlohmann::json::array({{{"$type", "app.bulleted.format#bold"}}})}}});
   batch.ops.push_back(upsert({.rkey = "quoted", .sort_key = "a1", .text = "say \"facets\""}));
   batch.ops.push_back(upsert({.rkey = "plain", .sort_key = "a2", .text = "plain"}));
   ASSERT_TRUE(store->apply(batch).has_value());
@@ -60,7 +60,7 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
   const std::string path = dir.file("index.db");
   const nlohmann::json bold = nlohmann::json::array(
       {{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
-        {"features", nlohmann::json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+        {"features", nlohmann::json::array({{{"$type", "app.bulleted.format#bold"}}})}}});
   std::string written;
   {
     auto store = Store::open(path);
@@ -74,13 +74,14 @@ TEST(ServedFacetsMigration, FillsTheColumnsOfAnExistingIndexAsTheWritesDo) {
     ASSERT_TRUE((*store)->apply(batch).has_value());
     // A row indexed before facets were checked on the way in: its second
     // facet runs past the text and is not served.
-    ASSERT_TRUE(bulleted::testing::database_of(**store)
-                    .exec("UPDATE nodes SET record = '{\"facets\":[{\"index\":{\"byteStart\":0,"
-                          "\"byteEnd\":5},\"features\":[{\"$type\":\"app.bulleted.node#italic\"}]},"
-                          "{\"index\":{\"byteStart\":0,\"byteEnd\":99},\"features\":[{\"$type\":"
-                          "\"app.bulleted.node#bold\"}]}],\"text\":\"plain\"}',"
-                          " facets = NULL WHERE rkey = 'plain'")
-                    .has_value());
+    ASSERT_TRUE(
+        bulleted::testing::database_of(**store)
+            .exec("UPDATE nodes SET record = '{\"facets\":[{\"index\":{\"byteStart\":0,"
+                  "\"byteEnd\":5},\"features\":[{\"$type\":\"app.bulleted.format#italic\"}]},"
+                  "{\"index\":{\"byteStart\":0,\"byteEnd\":99},\"features\":[{\"$type\":"
+                  "\"app.bulleted.format#bold\"}]}],\"text\":\"plain\"}',"
+                  " facets = NULL WHERE rkey = 'plain'")
+            .has_value());
     auto page = (*store)->read().children({.did = "did:plc:alice"});
     ASSERT_TRUE(page.has_value());
     ASSERT_EQ(page->nodes.size(), 3u);

@@ -20,6 +20,11 @@ inline schema::Database& database_of(schema::Store& store) {
 // triggers are not put back (no test writes to a rewound index).
 inline Result<void> rewind_schema(schema::Store& store, int version) {
   static constexpr std::pair<int, const char*> kUndo[] = {
+      {15,
+       "DROP TABLE notes; DROP TABLE record_tombstones; DROP TABLE outlines;"
+       "ALTER TABLE repos DROP COLUMN collections_read;"
+       "ALTER TABLE import_jobs DROP COLUMN runner; ALTER TABLE import_jobs DROP COLUMN "
+       "lease_until;"},
       {14,
        "ALTER TABLE nodes DROP COLUMN completed_at; ALTER TABLE nodes DROP COLUMN layout;"
        "ALTER TABLE nodes DROP COLUMN display;"},

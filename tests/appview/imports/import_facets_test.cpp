@@ -18,11 +18,12 @@ TEST_F(IndexAbuseTest, AnImportDropsInvalidFacetsAndListsThem) {
   Outline tree;
   outline::OutlineNode node;
   node.text = "click me";
-  node.facets = json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
-                              {"features", json::array({{{"$type", "app.bulleted.node#link"},
-                                                         {"uri", "javascript:alert(1)"}}})}},
-                             {{"index", {{"byteStart", 6}, {"byteEnd", 8}}},
-                              {"features", json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+  node.facets =
+      json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 5}}},
+                    {"features", json::array({{{"$type", "app.bsky.richtext.facet#link"},
+                                               {"uri", "javascript:alert(1)"}}})}},
+                   {{"index", {{"byteStart", 6}, {"byteEnd", 8}}},
+                    {"features", json::array({{{"$type", "app.bulleted.format#bold"}}})}}});
   tree.nodes.push_back(node);
   auto job = plan_import(*store_, locks_, clock_, {kDid, std::nullopt}, tree);
   ASSERT_TRUE(job.has_value()) << job.error().message;
@@ -42,7 +43,7 @@ TEST_F(IndexAbuseTest, AnImportDropsInvalidFacetsAndListsThem) {
   EXPECT_EQ(imported->nodes[1].text, "click me") << "the text is kept";
   ASSERT_TRUE(imported->nodes[1].facets.is_array());
   ASSERT_EQ(imported->nodes[1].facets.size(), 1u);
-  EXPECT_EQ(imported->nodes[1].facets[0]["features"][0]["$type"], "app.bulleted.node#bold");
+  EXPECT_EQ(imported->nodes[1].facets[0]["features"][0]["$type"], "app.bulleted.format#bold");
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST(RichTextTest, ToleratesWhatWorkFlowyAndPeopleWrite) {
   auto unclosed = outline::decode_rich_text("<b>to the end");
   EXPECT_EQ(
       unclosed.facets.dump(),
-      R"([{"features":[{"$type":"app.bulleted.node#bold"}],"index":{"byteEnd":10,"byteStart":0}}])");
+      R"([{"features":[{"$type":"app.bulleted.format#bold"}],"index":{"byteEnd":10,"byteStart":0}}])");
   EXPECT_TRUE(outline::decode_rich_text("<b></b>empty").facets.is_null());
   EXPECT_TRUE(outline::decode_rich_text("<a href=\"\">no link</a>").facets.is_null());
 }
@@ -92,9 +92,9 @@ TEST(RichTextTest, EncodingThenDecodingGivesTheSameFormatting) {
   // Facets out of range, inside a UTF-8 sequence or of unknown kinds are left out.
   const json odd = json::array(
       {{{"index", {{"byteStart", 0}, {"byteEnd", 99}}},
-        {"features", {{{"$type", "app.bulleted.node#bold"}}}}},
+        {"features", {{{"$type", "app.bulleted.format#bold"}}}}},
        {{"index", {{"byteStart", 1}, {"byteEnd", 2}}},
-        {"features", {{{"$type", "app.bulleted.node#bold"}}}}},
+        {"features", {{{"$type", "app.bulleted.format#bold"}}}}},
        {{"index", {{"byteStart", 0}, {"byteEnd", 2}}}, {"features", {{{"$type", "x.y#z"}}}}}});
   EXPECT_EQ(outline::encode_rich_text("\xC3\xA9t\xC3\xA9", odd), "\xC3\xA9t\xC3\xA9");
   EXPECT_EQ(outline::encode_rich_text("<&>", nullptr), "&lt;&amp;&gt;");

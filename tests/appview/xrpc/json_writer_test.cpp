@@ -87,7 +87,7 @@ TEST(JsonWriter, NodeViewsHaveEveryFieldAndNoNulls) {
   row.created_at = "2026-12-01T00:00:00.000Z";
   row.facets = schema::served_facets(
       row.text, R"({"text":"bold \"quoted\" line\nnext","facets":[{"index":{"byteStart":0,)"
-                R"("byteEnd":4},"features":[{"$type":"app.bulleted.node#bold"}]}]})");
+                R"("byteEnd":4},"features":[{"$type":"app.bulleted.format#bold"}]}]})");
   row.child_count = 7;
   const auto view = node_view(row);
   EXPECT_EQ(view["uri"], "at://did:plc:alice/app.bulleted.node/3kabc");

@@ -45,7 +45,7 @@ TEST_F(SubtreeAnswerTest, IsTheViewOfTheTreeItRead) {
   rich->record->completed = true;
   rich->record->facets =
       json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 4}}},
-                    {"features", json::array({{{"$type", "app.bulleted.node#bold"}}})}}});
+                    {"features", json::array({{{"$type", "app.bulleted.format#bold"}}})}}});
   node("deep", "c0h");
   // More than a page of children for one node, and a cycle: x -> y -> x.
   for (int i = 0; i < 1005; ++i) node("w" + std::to_string(10000 + i), "second");

@@ -131,7 +131,7 @@ TEST(InPlace, RecordsOutsideTheCommonCaseAreLeftToTheGenericDecoder) {
           {"index", DagValue{DagMap{{"byteStart", DagValue{std::int64_t{0}}},
                                     {"byteEnd", DagValue{std::int64_t{5}}}}}},
           {"features", DagValue{DagArray{DagValue{DagMap{
-                           {"$type", DagValue{std::string("app.bulleted.node#bold")}}}}}}}}}}});
+                           {"$type", DagValue{std::string("app.bulleted.format#bold")}}}}}}}}}}});
   const std::string facets = record_block(with_facets);
   auto in_place = parse_record_block(facets, DecodePath::kInPlace);
   ASSERT_TRUE(in_place.has_value()) << in_place.error();

@@ -1,0 +1,186 @@
+// getOutline's walk over a real index: pre-order, one limit across levels,
+// the depth bound, the byte bound, and NotFound for whatever is not shown.
+#include <gtest/gtest.h>
+
+#include "schema/outline_record.hpp"
+#include "schema/store.hpp"
+#include "tests/support/index_fixture.hpp"
+#include "tests/support/store_fixtures.hpp"
+
+namespace bulleted::schema {
+namespace {
+
+using testing::NodeSpec;
+using testing::upsert;
+
+constexpr const char* kAlice = "did:plc:alice";
+
+class OutlineTest : public testing::IndexTest {
+ protected:
+  // a (b (c (d)), e), f: two top-level bullets, a chain three deep under a.
+  void SetUp() override {
+    IndexTest::SetUp();
+    apply({upsert({.rkey = "a", .sort_key = "a0"}),
+           upsert({.rkey = "b", .parent_rkey = "a", .sort_key = "a0"}),
+           upsert({.rkey = "c", .parent_rkey = "b", .sort_key = "a0"}),
+           upsert({.rkey = "d", .parent_rkey = "c", .sort_key = "a0"}),
+           upsert({.rkey = "e", .parent_rkey = "a", .sort_key = "a1"}),
+           upsert({.rkey = "f", .sort_key = "a1"})});
+  }
+  OutlinePage walk(OutlineQuery query) {
+    auto page = store_->read().outline(query);
+    EXPECT_TRUE(page.has_value()) << page.error().message;
+    return page ? std::move(*page) : OutlinePage{};
+  }
+  static std::vector<std::string> rkeys(const OutlinePage& page) {
+    std::vector<std::string> out;
+    for (const auto& row : page.nodes) out.push_back(row.rkey);
+    return out;
+  }
+};
+
+TEST_F(OutlineTest, PreOrderWithinTheDepth) {
+  auto all = walk({.did = kAlice, .depth = 5, .limit = 100});
+  EXPECT_EQ(rkeys(all), (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+  EXPECT_EQ(all.stop, OutlineStop::kComplete);
+  EXPECT_FALSE(all.root.has_value());
+  auto two = walk({.did = kAlice, .depth = 2, .limit = 100});
+  EXPECT_EQ(rkeys(two), (std::vector<std::string>{"a", "b", "e", "f"}));
+  EXPECT_EQ(two.stop, OutlineStop::kDepth) << "b has children the depth left out";
+  EXPECT_EQ(two.nodes[1].child_count, 1);
+}
+
+TEST_F(OutlineTest, OneLimitAcrossAllLevels) {
+  auto three = walk({.did = kAlice, .depth = 5, .limit = 3});
+  EXPECT_EQ(rkeys(three), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(three.stop, OutlineStop::kLimit);
+  // Exactly as many rows as there are: nothing was left out.
+  auto six = walk({.did = kAlice, .depth = 5, .limit = 6});
+  EXPECT_EQ(six.nodes.size(), 6u);
+  EXPECT_EQ(six.stop, OutlineStop::kComplete);
+  // The limit ends the walk even when the depth cut a branch before it.
+  auto cut = walk({.did = kAlice, .depth = 1, .limit = 1});
+  EXPECT_EQ(rkeys(cut), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(cut.stop, OutlineStop::kLimit);
+}
+
+TEST_F(OutlineTest, AZoomedWalkStartsUnderItsRoot) {
+  auto zoomed = walk({.did = kAlice, .root_rkey = "a", .depth = 1, .limit = 10});
+  ASSERT_TRUE(zoomed.root.has_value());
+  EXPECT_EQ(zoomed.root->rkey, "a");
+  EXPECT_EQ(rkeys(zoomed), (std::vector<std::string>{"b", "e"}));
+  EXPECT_EQ(zoomed.stop, OutlineStop::kDepth);
+  auto leaf = walk({.did = kAlice, .root_rkey = "d", .depth = 5, .limit = 10});
+  EXPECT_TRUE(leaf.nodes.empty());
+  EXPECT_EQ(leaf.stop, OutlineStop::kComplete);
+}
+
+TEST_F(OutlineTest, TheByteBoundEndsTheWalkAsTheLimitDoes) {
+  apply({upsert({.rkey = "big", .sort_key = "a2", .text = std::string(50'000, 'x')})});
+  auto page = walk({.did = kAlice, .depth = 5, .limit = 100, .max_bytes = 20'000});
+  EXPECT_EQ(rkeys(page), (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+  EXPECT_EQ(page.stop, OutlineStop::kLimit);
+  // A first row is always given, whatever it weighs.
+  auto first =
+      walk({.did = kAlice, .root_rkey = std::nullopt, .depth = 1, .limit = 100, .max_bytes = 10});
+  EXPECT_EQ(first.nodes.size(), 1u);
+}
+
+TEST_F(OutlineTest, AParentCycleUnderAZoomIsBoundedByTheDepth) {
+  apply({upsert({.rkey = "x", .parent_rkey = "y", .sort_key = "a0"}),
+         upsert({.rkey = "y", .parent_rkey = "x", .sort_key = "a0"})});
+  auto page = walk({.did = kAlice, .root_rkey = "x", .depth = 5, .limit = 100});
+  EXPECT_EQ(rkeys(page), (std::vector<std::string>{"y", "x", "y", "x", "y"}));
+  EXPECT_EQ(page.stop, OutlineStop::kDepth);
+}
+
+TEST_F(OutlineTest, UnknownHiddenAndMissingAreAllNotFound) {
+  for (const OutlineQuery& query :
+       {OutlineQuery{.did = "did:plc:nobody"}, OutlineQuery{.did = kAlice, .root_rkey = "zz"}}) {
+    auto page = store_->read().outline(query);
+    ASSERT_FALSE(page.has_value()) << query.did;
+    EXPECT_EQ(page.error().code, ErrorCode::kNotFound);
+  }
+  ApplyBatch hide;
+  hide.statuses.emplace_back(kAlice, RepoStatus::kTakendown);
+  ASSERT_TRUE(store_->apply(hide).has_value());
+  auto hidden = store_->read().outline({.did = kAlice});
+  ASSERT_FALSE(hidden.has_value());
+  EXPECT_EQ(hidden.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(OutlineTest, TheHandleIsTheLastOneSeen) {
+  EXPECT_FALSE(walk({.did = kAlice}).handle.has_value());
+  ApplyBatch named;
+  named.handles.emplace_back(kAlice, "alice.example.com");
+  ASSERT_TRUE(store_->apply(named).has_value());
+  EXPECT_EQ(walk({.did = kAlice}).handle, "alice.example.com");
+}
+
+RecordOp outline_op(const std::string& rkey, nlohmann::json json, std::uint64_t rev) {
+  json["$type"] = "app.bulleted.outline";
+  json["createdAt"] = "2026-11-30T12:00:00.000Z";
+  auto parsed = parse_outline_record(json, kAlice, rkey);
+  EXPECT_TRUE(parsed.has_value()) << parsed.error();
+  RecordOp op;
+  op.collection = Collection::kOutline;
+  op.did = kAlice;
+  op.rkey = rkey;
+  op.rev = testing::rev(rev);
+  op.cid = "bafyoutline" + rkey + std::to_string(rev);
+  op.outline = std::move(*parsed);
+  return op;
+}
+
+TEST_F(OutlineTest, TheOutlineRecordInEffectIsTheNearestOrTheForests) {
+  EXPECT_FALSE(walk({.did = kAlice}).outline.has_value());
+  apply({outline_op("self", {{"title", "Everything"}}, 1),
+         outline_op("under-b", {{"title", "Bee"}, {"root", testing::node_uri(kAlice, "b")}}, 1)});
+  auto whole = walk({.did = kAlice});
+  ASSERT_TRUE(whole.outline.has_value());
+  EXPECT_EQ(whole.outline_rkey, "self");
+  EXPECT_EQ(whole.outline->title, "Everything");
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "b"}).outline_rkey, "under-b") << "written here";
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "d"}).outline_rkey, "under-b") << "inherited";
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "e"}).outline_rkey, "self") << "outside it";
+  // A newer rev replaces, an older one does not; a delete leaves the forest's.
+  apply({outline_op("under-b", {{"title", "Bees"}, {"root", testing::node_uri(kAlice, "b")}}, 3)});
+  apply({outline_op("under-b", {{"title", "Old"}, {"root", testing::node_uri(kAlice, "b")}}, 2)});
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "c"}).outline->title, "Bees");
+  RecordOp gone = testing::remove(kAlice, "under-b", 4);
+  gone.collection = Collection::kOutline;
+  apply({gone});
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "c"}).outline_rkey, "self");
+  apply({outline_op("under-b", {{"title", "Replayed"}, {"root", testing::node_uri(kAlice, "b")}},
+                    3)});
+  EXPECT_EQ(walk({.did = kAlice, .root_rkey = "c"}).outline_rkey, "self") << "the tombstone holds";
+}
+
+TEST(OutlineRecordTest, RootExactlyWhenTheKeyIsNotSelfAndInTheSameRepo) {
+  const nlohmann::json base = {{"$type", "app.bulleted.outline"},
+                               {"createdAt", "2026-11-30T12:00:00.000Z"}};
+  EXPECT_TRUE(parse_outline_record(base, kAlice, "self").has_value());
+  EXPECT_FALSE(parse_outline_record(base, kAlice, "3kabc").has_value()) << "no root";
+  auto rooted = base;
+  rooted["root"] = "at://did:plc:alice/app.bulleted.node/3kabc";
+  EXPECT_FALSE(parse_outline_record(rooted, kAlice, "self").has_value()) << "self with a root";
+  auto parsed = parse_outline_record(rooted, kAlice, "3kabd");
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->root_rkey, "3kabc");
+  rooted["root"] = "at://did:plc:bob/app.bulleted.node/3kabc";
+  EXPECT_FALSE(parse_outline_record(rooted, kAlice, "3kabd").has_value()) << "another repo's";
+  auto titled = base;
+  titled["title"] = std::string(kMaxOutlineTitleBytes + 1, 'x');
+  EXPECT_FALSE(parse_outline_record(titled, kAlice, "self").has_value()) << "past the cap";
+  titled["title"] = "Fine";
+  titled["image"] = {{"$type", "blob"},
+                     {"ref", {{"$link", "bafkreiexample"}}},
+                     {"mimeType", "image/png"},
+                     {"size", 100}};
+  auto imaged = parse_outline_record(titled, kAlice, "self");
+  ASSERT_TRUE(imaged.has_value());
+  EXPECT_EQ(imaged->image_cid, "bafkreiexample");
+}
+
+}  // namespace
+}  // namespace bulleted::schema
