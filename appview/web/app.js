@@ -46,6 +46,7 @@ async function open() {
   outlineRoot().replaceChildren();
   $('breadcrumbs').replaceChildren();
   $('zoom-title').classList.add('hidden');
+  $('outline-title').classList.add('hidden');
   $('tools').classList.toggle('hidden', !who);
   showStart(!who);
   if (!who) {
@@ -65,6 +66,7 @@ async function open() {
     const { cursor } = await query('getChanges', { repo: state.repo, latest: true });
     if (generation !== state.generation) return;
     if (state.zoom) await showZoom(generation);
+    showOutlineTitle(generation);
     await loadGroup(state.zoom, outlineRoot());
     if (generation !== state.generation) return;
     following.ready(cursor);
@@ -79,6 +81,23 @@ async function open() {
     if (generation === state.generation) stopFollowing();
     say(`${err.error ?? 'Error'}: ${err.message}`, true);
   }
+}
+
+// The title and description of the outline record in effect here (written
+// at this level or above it), as getOutline says; nothing when there is none.
+async function showOutlineTitle(generation) {
+  let answer;
+  try {
+    answer = await xrpc('app.bulleted.getOutline',
+      { params: { did: state.repo, node: state.zoom ?? undefined, depth: 1, limit: 1 } });
+  } catch {
+    return;
+  }
+  if (generation !== state.generation || !answer.outline?.title) return;
+  const box = $('outline-title');
+  box.querySelector('h1').textContent = answer.outline.title;
+  box.querySelector('p').textContent = answer.outline.description ?? '';
+  box.classList.remove('hidden');
 }
 
 async function showZoom(generation) {

@@ -8,6 +8,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import {
   Runner, assert, assertEqual, freePort, launchChromium, screenshotDir, startPds, stopProcess, track, waitFor,
 } from './lib.mjs';
@@ -280,6 +281,30 @@ try {
     await page.screenshot({ path: path.join(shots, 'outline-zoomed-1280.png') });
     await page.click('#breadcrumbs a');
     await waitFor('back at the top', async () => (await shown(page))[0] === 'one', 10000);
+  });
+
+  await runner.test("an outline record's title shows above the outline, at its level and below", async () => {
+    // Outline records come from the network; here they are put in the
+    // index as its ingest would (local mode has no procedure for them).
+    const Database = createRequire(import.meta.url)('./pds/node_modules/better-sqlite3');
+    const db = new Database(dbPath);
+    const put = db.prepare('INSERT INTO outlines (did, rkey, rev, cid, root_rkey, record) VALUES (?, ?, ?, ?, ?, ?)');
+    const record = (fields) => JSON.stringify({ $type: 'app.bulleted.outline', createdAt: new Date().toISOString(), ...fields });
+    put.run(did, 'self', '3kaaaaaaaaaa2', 'bafyself', null, record({ title: 'My <b>notes</b>', description: 'Everything' }));
+    put.run(did, 'ones', '3kaaaaaaaaaa2', 'bafyones', one.rkey,
+      record({ title: 'The ones', root: `at://${did}/app.bulleted.node/${one.rkey}` }));
+    db.close();
+    const title = () => page.evaluate(() => {
+      const box = document.getElementById('outline-title');
+      return box.classList.contains('hidden') ? null : [box.querySelector('h1').textContent, box.querySelector('p').textContent];
+    });
+    await page.goto(`${base}/#/${did}/${two.rkey}`);
+    await waitFor('the forest\'s title', async () => JSON.stringify(await title()) === '["My <b>notes</b>","Everything"]', 10000);
+    assertEqual(await page.$$eval('#outline-title b', (els) => els.length), 0, 'a title is text');
+    await page.goto(`${base}/#/${did}/${one.rkey}`);
+    await waitFor('the subtree\'s title', async () => JSON.stringify(await title()) === '["The ones",""]', 10000);
+    await page.goto(`${base}/#/${did}`);
+    await waitFor('back at the top', async () => (await title())?.[0] === 'My <b>notes</b>', 10000);
   });
 
   await runner.test('search: / focuses the box; results as you type, with breadcrumbs, marks and tags; a click opens the bullet', async () => {
