@@ -228,6 +228,15 @@ std::expected<schema::OutlineRecord, std::string> parse_outline_block(std::strin
   return schema::parse_outline_record(to_json(*value), did, rkey);
 }
 
+std::expected<nlohmann::json, std::string> parse_kept_block(schema::Collection collection,
+                                                            std::string_view block,
+                                                            std::string_view did,
+                                                            std::string_view rkey) {
+  auto value = decode_dag_cbor(block);
+  if (!value) return std::unexpected(value.error().message);
+  return schema::parse_kept_record(schema::collection_name(collection), to_json(*value), did, rkey);
+}
+
 Result<std::string> encode_note_block(const schema::NoteRecord& note) {
   nlohmann::json json = schema::to_json(note);
   auto value = from_json(json);
@@ -272,6 +281,21 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
       }
       if (superseded) continue;
       out.gap = "record block " + op.cid->str() + " of " + op.rkey + " is missing";
+      continue;
+    }
+    if (*collection != schema::Collection::kNode && *collection != schema::Collection::kNote &&
+        *collection != schema::Collection::kOutline) {
+      auto kept = parse_kept_block(*collection, *block, commit.repo, op.rkey);
+      if (!kept) {
+        out.rejected.push_back(op.collection + " " + op.rkey + ": " + kept.error());
+        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
+        continue;
+      }
+      schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
+      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+      upsert.cid = op.cid->str();
+      upsert.kept = std::move(*kept);
+      out.ops.push_back(std::move(upsert));
       continue;
     }
     if (*collection == schema::Collection::kOutline) {
@@ -363,6 +387,7 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
                                 std::nullopt,
                                 *collection,
                                 std::nullopt,
+                                std::nullopt,
                                 std::nullopt};
     if (!schema::RecordKey::parse(record.rkey)) {
       snapshot.rejected.push_back("record key '" + record.rkey + "' is not valid");
@@ -370,7 +395,15 @@ Result<RepoSnapshot> read_repo(std::string_view car_bytes, std::string_view expe
     }
     auto block = car->block(entry.value);
     if (!block) return std::unexpected(block.error());
-    if (*collection == schema::Collection::kOutline) {
+    if (*collection != schema::Collection::kNode && *collection != schema::Collection::kNote &&
+        *collection != schema::Collection::kOutline) {
+      if (auto kept = parse_kept_block(*collection, *block, expected_did, record.rkey)) {
+        record.kept = std::move(*kept);
+      } else {
+        snapshot.rejected.push_back(std::string(schema::collection_name(*collection)) + " " +
+                                    record.rkey + ": " + kept.error());
+      }
+    } else if (*collection == schema::Collection::kOutline) {
       if (auto outline = parse_outline_block(*block, expected_did, record.rkey)) {
         record.outline = std::move(*outline);
       } else {
@@ -420,6 +453,7 @@ std::vector<schema::RecordOp> resync_ops(const RepoSnapshot& snapshot,
     op.record = record.record;
     op.note = record.note;
     op.outline = record.outline;
+    op.kept = record.kept;
     ops.push_back(std::move(op));
   }
   for (const auto& row : indexed) {

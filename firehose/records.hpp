@@ -41,6 +41,11 @@ std::expected<schema::NoteRecord, std::string> parse_note_block(std::string_view
 Result<std::string> encode_note_block(const schema::NoteRecord& note);
 // An outline record block found at `did`/`rkey` (through the data model's
 // JSON form: a blob's ref as {"$link"}).
+// A mirror, comment or comment policy block (schema::parse_kept_record).
+std::expected<nlohmann::json, std::string> parse_kept_block(schema::Collection collection,
+                                                            std::string_view block,
+                                                            std::string_view did,
+                                                            std::string_view rkey);
 std::expected<schema::OutlineRecord, std::string> parse_outline_block(std::string_view block,
                                                                       std::string_view did,
                                                                       std::string_view rkey);
@@ -86,7 +91,8 @@ struct RepoSnapshot {
     schema::Collection collection = schema::Collection::kNode;
     std::optional<schema::NoteRecord> note;        // a note; nullopt: rejected
     std::optional<schema::OutlineRecord> outline;  // an outline record; nullopt: rejected
-    bool valid() const { return record || note || outline; }
+    std::optional<nlohmann::json> kept;            // a kept record; nullopt: rejected
+    bool valid() const { return record || note || outline || kept; }
   };
   std::vector<Record> records;
   std::vector<std::string> rejected;

@@ -248,10 +248,12 @@ CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
     // 15: notes as records of their own (app.bulleted.note, at their node's
     // key), each with its rev; the tombstones of records other than nodes
     // (by collection); and which collections each repo was read for (1:
-    // nodes, 2: notes, 4: outline records): a repo indexed by an earlier
-    // build was read for its nodes alone, and a network consumer reads it
-    // again for the rest. The outline records (app.bulleted.outline), by
-    // the node whose subtree each describes (none: the whole forest). The
+    // nodes, 2: notes, 4: outline records, 8, 16, 32: mirrors, comments and
+    // comment policies): a repo indexed by an earlier build was read for its
+    // nodes alone, and a network consumer reads it again for the rest. The
+    // outline records (app.bulleted.outline), by the node whose subtree each
+    // describes (none: the whole forest); the family's other records as
+    // they came (kept_records). The
     // nodes keep their note column: the note they serve (the note record's
     // text, else an earlier build's inline note). And who runs each import
     // job, until when: one process at a time (the server's runner and the
@@ -283,7 +285,16 @@ CREATE TABLE outlines (
   PRIMARY KEY (did, rkey)
 ) WITHOUT ROWID;
 CREATE INDEX outlines_by_root ON outlines (did, root_rkey);
-ALTER TABLE repos ADD COLUMN collections_read INTEGER NOT NULL DEFAULT 7;
+CREATE TABLE kept_records (
+  did TEXT NOT NULL,
+  collection TEXT NOT NULL,
+  rkey TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  cid TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (did, collection, rkey)
+) WITHOUT ROWID;
+ALTER TABLE repos ADD COLUMN collections_read INTEGER NOT NULL DEFAULT 63;
 UPDATE repos SET collections_read = 1;
 ALTER TABLE import_jobs ADD COLUMN runner TEXT;
 ALTER TABLE import_jobs ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;

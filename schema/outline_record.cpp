@@ -83,4 +83,83 @@ std::expected<OutlineRecord, std::string> parse_outline_record(const nlohmann::j
   return out;
 }
 
+namespace {
+
+// A field that must be a string of at most `max` bytes of UTF-8.
+std::optional<std::string> required_string(const nlohmann::json& json, const char* name,
+                                           std::size_t max) {
+  auto it = json.find(name);
+  if (it == json.end() || !it->is_string()) return std::string(name) + " is required";
+  const auto& value = it->get_ref<const std::string&>();
+  if (value.size() > max || !is_valid_utf8(value)) {
+    return std::string(name) + " is over " + std::to_string(max) + " bytes or not UTF-8";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> at_uri_field(const nlohmann::json& json, const char* name,
+                                        bool required) {
+  auto it = json.find(name);
+  if (it == json.end() || it->is_null()) {
+    return required ? std::optional(std::string(name) + " is required") : std::nullopt;
+  }
+  if (!it->is_string()) return std::string(name) + " is not a string";
+  if (auto uri = AtUri::parse(it->get_ref<const std::string&>()); !uri) {
+    return std::string(name) + ": " + uri.error();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<nlohmann::json, std::string> parse_kept_record(std::string_view collection,
+                                                             const nlohmann::json& json,
+                                                             std::string_view did,
+                                                             std::string_view rkey) {
+  (void)did;
+  if (!json.is_object()) return std::unexpected("a record is an object");
+  if (auto type = json.find("$type");
+      type != json.end() && (!type->is_string() || *type != collection)) {
+    return std::unexpected("$type is not " + std::string(collection));
+  }
+  auto created = json.find("createdAt");
+  if (created == json.end() || !created->is_string() ||
+      !Datetime::parse(created->get_ref<const std::string&>())) {
+    return std::unexpected("createdAt is required");
+  }
+  std::optional<std::string> problem;
+  if (collection == kMirrorCollection) {
+    problem = at_uri_field(json, "original", true);
+    if (!problem) {
+      auto original = AtUri::parse(json["original"].get_ref<const std::string&>());
+      if (!original->authority_is_did || original->collection != kNodeCollection ||
+          !original->rkey) {
+        problem = "original does not name a node";
+      }
+    }
+    if (!problem) problem = required_string(json, "sortKey", 4096);
+    if (!problem) problem = at_uri_field(json, "parent", false);
+  } else if (collection == kCommentCollection) {
+    problem = at_uri_field(json, "subject", true);
+    if (!problem) problem = required_string(json, "text", kMaxTextBytes);
+  } else if (collection == kCommentPolicyCollection) {
+    auto allow = json.find("allow");
+    if (allow == json.end() || !allow->is_array()) problem = "allow is required";
+    const bool has_root = json.contains("root") && !json["root"].is_null();
+    if (!problem && (rkey == kOutlineSelf) == has_root) {
+      problem = "root is present exactly when the key is not self";
+    }
+    if (!problem) problem = at_uri_field(json, "root", false);
+  } else {
+    problem = "not a collection the index keeps";
+  }
+  if (problem) return std::unexpected(*problem);
+  if (json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size() >
+      kMaxOutlineRecordBytes) {
+    return std::unexpected("the record is over " + std::to_string(kMaxOutlineRecordBytes) +
+                           " bytes");
+  }
+  return json;
+}
+
 }  // namespace bulleted::schema

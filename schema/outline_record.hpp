@@ -38,4 +38,18 @@ std::expected<OutlineRecord, std::string> parse_outline_record(const nlohmann::j
                                                                std::string_view did,
                                                                std::string_view rkey);
 
+// The published family's other records, kept as they came for what serves
+// them (DESIGN.md section 15): app.bulleted.mirror (`original`, a node of
+// any repo; `sortKey`; `createdAt`; `parent`), app.bulleted.comment
+// (`subject`, `text`, `createdAt`) and app.bulleted.commentPolicy (`allow`,
+// `createdAt`, `root` exactly when the key is not `self`). Checked for the
+// published required fields and their types, within the app view's caps.
+inline constexpr std::string_view kMirrorCollection = "app.bulleted.mirror";
+inline constexpr std::string_view kCommentCollection = "app.bulleted.comment";
+inline constexpr std::string_view kCommentPolicyCollection = "app.bulleted.commentPolicy";
+std::expected<nlohmann::json, std::string> parse_kept_record(std::string_view collection,
+                                                             const nlohmann::json& json,
+                                                             std::string_view did,
+                                                             std::string_view rkey);
+
 }  // namespace bulleted::schema

@@ -63,7 +63,10 @@ Result<std::vector<IndexedRecord>> Reader::indexed_records(std::string_view did)
   auto stmt = db_.prepare(
       "SELECT rkey, cid, rev, 0 FROM nodes WHERE did = ?1"
       " UNION ALL SELECT rkey, cid, rev, 1 FROM notes WHERE did = ?1"
-      " UNION ALL SELECT rkey, cid, rev, 2 FROM outlines WHERE did = ?1 ORDER BY 4, 1");
+      " UNION ALL SELECT rkey, cid, rev, 2 FROM outlines WHERE did = ?1"
+      " UNION ALL SELECT rkey, cid, rev, CASE collection WHEN 'app.bulleted.mirror' THEN 3"
+      " WHEN 'app.bulleted.comment' THEN 4 ELSE 5 END FROM kept_records WHERE did = ?1"
+      " ORDER BY 4, 1");
   if (!stmt) return pass(stmt);
   (*stmt)->bind(1, did);
   std::vector<IndexedRecord> out;
@@ -121,6 +124,8 @@ Result<std::string> Reader::dump() {
        {"SELECT 'note', did, rkey, rev, cid, text, record FROM notes ORDER BY did, rkey",
         "SELECT 'outline', did, rkey, rev, cid, coalesce(root_rkey, '<self>'), record FROM outlines"
         " ORDER BY did, rkey",
+        "SELECT 'kept', did, collection, rkey, rev, cid, record FROM kept_records"
+        " ORDER BY did, collection, rkey",
         "SELECT 'record_tombstone', did, collection, rkey, rev FROM record_tombstones"
         " ORDER BY did, collection, rkey"}) {
     auto rows = db_.prepare(sql);

@@ -49,6 +49,12 @@ std::string_view collection_name(Collection collection) {
       return kNoteCollection;
     case Collection::kOutline:
       return kOutlineCollection;
+    case Collection::kMirror:
+      return kMirrorCollection;
+    case Collection::kComment:
+      return kCommentCollection;
+    case Collection::kCommentPolicy:
+      return kCommentPolicyCollection;
     case Collection::kNode:
       break;
   }
@@ -59,6 +65,9 @@ std::optional<Collection> parse_collection(std::string_view name) {
   if (name == kNodeCollection) return Collection::kNode;
   if (name == kNoteCollection) return Collection::kNote;
   if (name == kOutlineCollection) return Collection::kOutline;
+  if (name == kMirrorCollection) return Collection::kMirror;
+  if (name == kCommentCollection) return Collection::kComment;
+  if (name == kCommentPolicyCollection) return Collection::kCommentPolicy;
   return std::nullopt;
 }
 

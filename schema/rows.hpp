@@ -54,16 +54,18 @@ struct RepoSyncRow {
 
 enum class OpKind { kCreate, kUpdate, kDelete };
 
-// The collections the index keeps: nodes, the notes at their keys, and the
-// outline records that title and describe an outline or a subtree of it.
-enum class Collection : std::uint8_t { kNode, kNote, kOutline };
+// The collections the index keeps: nodes, the notes at their keys, the
+// outline records that title and describe an outline or a subtree of it,
+// and the family's other records, kept as they came (mirrors, comments,
+// comment policies: parse_kept_record).
+enum class Collection : std::uint8_t { kNode, kNote, kOutline, kMirror, kComment, kCommentPolicy };
 std::string_view collection_name(Collection collection);
 std::optional<Collection> parse_collection(std::string_view name);
 
 // The collections a repo was read for (repos.collections_read): bit 1
-// nodes, 2 notes, 4 outline records. A repo read for fewer is read again by
-// a network consumer.
-inline constexpr std::int64_t kCollectionsRead = 7;
+// nodes, 2 notes, 4 outline records, 8 mirrors, 16 comments, 32 comment
+// policies. A repo read for fewer is read again by a network consumer.
+inline constexpr std::int64_t kCollectionsRead = 63;
 
 struct RecordOp {
   OpKind kind = OpKind::kCreate;
@@ -75,6 +77,7 @@ struct RecordOp {
   Collection collection = Collection::kNode;
   std::optional<NoteRecord> note;        // a note's create and update
   std::optional<OutlineRecord> outline;  // an outline record's create and update
+  std::optional<nlohmann::json> kept;    // a kept record's create and update
   // Whether the op writes a record (create or update with its record).
   bool writes() const {
     if (kind == OpKind::kDelete) return false;
@@ -85,6 +88,10 @@ struct RecordOp {
         return note.has_value();
       case Collection::kOutline:
         return outline.has_value();
+      case Collection::kMirror:
+      case Collection::kComment:
+      case Collection::kCommentPolicy:
+        return kept.has_value();
     }
     return false;
   }

@@ -353,6 +353,44 @@ Result<bool> apply_outline(Database& db, const RecordOp& op) {
   return true;
 }
 
+// A mirror, comment or comment policy, kept as it came.
+Result<bool> apply_kept(Database& db, const RecordOp& op) {
+  const std::string_view collection = collection_name(op.collection);
+  auto was = query_value<std::string>(
+      db, "SELECT rev FROM kept_records WHERE did = ?1 AND collection = ?2 AND rkey = ?3", op.did,
+      collection, op.rkey);
+  if (!was) return pass(was);
+  if (*was && **was >= op.rev) return false;
+  if (!op.writes()) {
+    auto remove =
+        db.prepare("DELETE FROM kept_records WHERE did = ?1 AND collection = ?2 AND rkey = ?3");
+    if (!remove) return pass(remove);
+    (*remove)->bind_view(1, op.did).bind_view(2, collection).bind_view(3, op.rkey);
+    if (auto r = (*remove)->run(); !r) return pass(r);
+    return write_tombstone(db, op);
+  }
+  const std::string json = op.kept->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto stmt = db.prepare(
+      "INSERT INTO kept_records (did, collection, rkey, rev, cid, record)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (did, collection, rkey) DO UPDATE SET"
+      " rev = excluded.rev, cid = excluded.cid, record = excluded.record");
+  if (!stmt) return pass(stmt);
+  (*stmt)
+      ->bind_view(1, op.did)
+      .bind_view(2, collection)
+      .bind_view(3, op.rkey)
+      .bind_view(4, op.rev)
+      .bind_view(5, op.cid)
+      .bind_view(6, json);
+  if (auto r = (*stmt)->run(); !r) return pass(r);
+  auto clear =
+      db.prepare("DELETE FROM record_tombstones WHERE did = ?1 AND collection = ?2 AND rkey = ?3");
+  if (!clear) return pass(clear);
+  (*clear)->bind_view(1, op.did).bind_view(2, collection).bind_view(3, op.rkey);
+  if (auto r = (*clear)->run(); !r) return pass(r);
+  return true;
+}
+
 Result<void> write_status(Database& db, std::string_view did, RepoStatus status,
                           SearchUpkeep& search) {
   auto stmt = db.prepare(
@@ -367,7 +405,8 @@ Result<void> write_status(Database& db, std::string_view did, RepoStatus status,
   for (const char* sql :
        {"DELETE FROM nodes WHERE did = ?1", "DELETE FROM tombstones WHERE did = ?1",
         "DELETE FROM notes WHERE did = ?1", "DELETE FROM record_tombstones WHERE did = ?1",
-        "DELETE FROM outlines WHERE did = ?1", "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
+        "DELETE FROM outlines WHERE did = ?1", "DELETE FROM kept_records WHERE did = ?1",
+        "UPDATE repos SET rev = NULL WHERE did = ?1"}) {
     auto purge = db.prepare(sql);
     if (!purge) return pass(purge);
     (*purge)->bind(1, did);
@@ -487,7 +526,8 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
       auto applied = *tombstone && op.rev <= **tombstone ? Result<bool>(false)
                      : op.collection == Collection::kNote
                          ? apply_note(*db_, op, seq + 1, upkeep, node)
-                         : apply_outline(*db_, op);
+                     : op.collection == Collection::kOutline ? apply_outline(*db_, op)
+                                                             : apply_kept(*db_, op);
       if (!applied) return pass(applied);
       if (!*applied) {
         ++outcome.stale;

@@ -21,8 +21,9 @@ namespace bulleted::firehose {
 
 struct DiscoveryOptions {
   std::string source;  // scheme://host[:port], the operator's
-  std::vector<std::string> collections = {"app.bulleted.node", "app.bulleted.note",
-                                          "app.bulleted.outline"};
+  std::vector<std::string> collections = {"app.bulleted.node",    "app.bulleted.note",
+                                          "app.bulleted.outline", "app.bulleted.mirror",
+                                          "app.bulleted.comment", "app.bulleted.commentPolicy"};
   std::size_t max_repos = 50'000'000;
   // Called with each page's DIDs as they arrive.
   std::function<void(const std::vector<std::string>&)> on_page;

@@ -260,6 +260,33 @@ try {
     assertEqual(inherited.outline.uri, outlineUri('plans'), 'inherited from the nearest ancestor: its uri says so');
     assertEqual((await titled('&node=noteearly')).outline.uri, outlineUri('self'), 'outside it, the forest\'s');
     assert(await rejected() > rejectedBefore + 1, 'the record rooted in another repo was counted');
+    // Mirrors, comments and comment policies are kept for what serves them
+    // (contributors, comments, mirrors across repos); a mirror of something
+    // that is not a node is refused.
+    const rejectedNow = await rejected();
+    await apply([
+      write('create', 'app.bulleted.mirror', 'mirrorbob', { $type: 'app.bulleted.mirror', original: uri(bob.did, 'b1'),
+        sortKey: 'b3', parent: uri(alice.did, 'pubroot'), createdAt: now() }),
+      write('create', 'app.bulleted.mirror', 'mirrorbad', { $type: 'app.bulleted.mirror',
+        original: `at://${bob.did}/app.bsky.feed.post/3k2a`, sortKey: 'b4', createdAt: now() }),
+      write('create', 'app.bulleted.comment', 'commentone', { $type: 'app.bulleted.comment', subject: uri(alice.did, 'pubroot'),
+        text: 'Nice plans', createdAt: now() }),
+      write('create', 'app.bulleted.commentPolicy', 'self', { $type: 'app.bulleted.commentPolicy', allow: [], createdAt: now() }),
+    ]);
+    const kept = () => {
+      const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare('SELECT collection, rkey FROM kept_records WHERE did = ? ORDER BY collection, rkey').all(alice.did)
+          .map((r) => `${r.collection}/${r.rkey}`);
+      } finally {
+        db.close();
+      }
+    };
+    const expected = ['app.bulleted.comment/commentone', 'app.bulleted.commentPolicy/self', 'app.bulleted.mirror/mirrorbob'];
+    await waitFor('the kept records', async () => JSON.stringify(kept()) === JSON.stringify(expected), 30000, 100);
+    assert(await rejected() > rejectedNow, 'the mirror of a post was counted');
+    await apply([write('delete', 'app.bulleted.comment', 'commentone')]);
+    await waitFor('a deleted comment', async () => !kept().includes('app.bulleted.comment/commentone'), 30000, 100);
   });
 
   await runner.test('search follows the PDS: new words found, old ones not, deleted gone, a moved subtree under its new root only', async () => {

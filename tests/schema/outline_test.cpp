@@ -156,6 +156,75 @@ TEST_F(OutlineTest, TheOutlineRecordInEffectIsTheNearestOrTheForests) {
   EXPECT_EQ(walk({.did = kAlice, .root_rkey = "c"}).outline_rkey, "self") << "the tombstone holds";
 }
 
+TEST_F(OutlineTest, MirrorsCommentsAndPoliciesAreKeptByRevWithTombstones) {
+  auto kept = [&](Collection collection, const std::string& rkey, nlohmann::json json,
+                  std::uint64_t rev) {
+    json["$type"] = std::string(collection_name(collection));
+    json["createdAt"] = "2026-11-30T12:00:00.000Z";
+    auto parsed = parse_kept_record(collection_name(collection), json, kAlice, rkey);
+    EXPECT_TRUE(parsed.has_value()) << parsed.error();
+    RecordOp op;
+    op.collection = collection;
+    op.did = kAlice;
+    op.rkey = rkey;
+    op.rev = testing::rev(rev);
+    op.cid = "bafykept" + rkey + std::to_string(rev);
+    op.kept = std::move(*parsed);
+    return op;
+  };
+  apply({kept(Collection::kMirror, "m1",
+              {{"original", "at://did:plc:bob/app.bulleted.node/3kabc"}, {"sortKey", "a5"}}, 2),
+         kept(Collection::kComment, "c1",
+              {{"subject", testing::node_uri(kAlice, "a")}, {"text", "hi"}}, 2),
+         kept(Collection::kCommentPolicy, "self", {{"allow", nlohmann::json::array()}}, 2)});
+  auto records = store_->read().indexed_records(kAlice);
+  ASSERT_TRUE(records.has_value());
+  std::vector<std::pair<Collection, std::string>> kinds;
+  for (const auto& r : *records) {
+    if (r.collection != Collection::kNode) kinds.emplace_back(r.collection, r.rkey);
+  }
+  EXPECT_EQ(kinds, (std::vector<std::pair<Collection, std::string>>{
+                       {Collection::kMirror, "m1"},
+                       {Collection::kComment, "c1"},
+                       {Collection::kCommentPolicy, "self"}}));
+  RecordOp gone = testing::remove(kAlice, "c1", 3);
+  gone.collection = Collection::kComment;
+  apply({gone, kept(Collection::kComment, "c1",
+                    {{"subject", testing::node_uri(kAlice, "a")}, {"text", "replayed"}}, 2)});
+  auto dump = store_->read().dump();
+  ASSERT_TRUE(dump.has_value());
+  EXPECT_EQ(dump->find("kept\tdid:plc:alice\tapp.bulleted.comment\tc1"), std::string::npos)
+      << "deleted, and the tombstone holds";
+  EXPECT_NE(dump->find("record_tombstone\tdid:plc:alice\tapp.bulleted.comment\tc1"),
+            std::string::npos);
+  EXPECT_NE(dump->find("kept\tdid:plc:alice\tapp.bulleted.mirror\tm1"), std::string::npos);
+}
+
+TEST(KeptRecordTest, ThePublishedRequiredFieldsAndTheirTypes) {
+  const nlohmann::json mirror = {{"$type", "app.bulleted.mirror"},
+                                 {"original", "at://did:plc:bob/app.bulleted.node/3kabc"},
+                                 {"sortKey", "a0"},
+                                 {"createdAt", "2026-11-30T12:00:00.000Z"}};
+  EXPECT_TRUE(parse_kept_record(kMirrorCollection, mirror, kAlice, "3kmir").has_value());
+  auto post = mirror;
+  post["original"] = "at://did:plc:bob/app.bsky.feed.post/3kabc";
+  EXPECT_FALSE(parse_kept_record(kMirrorCollection, post, kAlice, "3kmir").has_value());
+  auto unkeyed = mirror;
+  unkeyed.erase("sortKey");
+  EXPECT_FALSE(parse_kept_record(kMirrorCollection, unkeyed, kAlice, "3kmir").has_value());
+  const nlohmann::json policy = {{"$type", "app.bulleted.commentPolicy"},
+                                 {"allow", nlohmann::json::array()},
+                                 {"createdAt", "2026-11-30T12:00:00.000Z"}};
+  EXPECT_TRUE(parse_kept_record(kCommentPolicyCollection, policy, kAlice, "self").has_value());
+  EXPECT_FALSE(parse_kept_record(kCommentPolicyCollection, policy, kAlice, "3kpol").has_value())
+      << "a policy of a subtree names its root";
+  const nlohmann::json comment = {{"$type", "app.bulleted.comment"},
+                                  {"subject", "at://did:plc:bob/app.bulleted.node/3kabc"},
+                                  {"createdAt", "2026-11-30T12:00:00.000Z"}};
+  EXPECT_FALSE(parse_kept_record(kCommentCollection, comment, kAlice, "3kcom").has_value())
+      << "no text";
+}
+
 TEST(OutlineRecordTest, RootExactlyWhenTheKeyIsNotSelfAndInTheSameRepo) {
   const nlohmann::json base = {{"$type", "app.bulleted.outline"},
                                {"createdAt", "2026-11-30T12:00:00.000Z"}};

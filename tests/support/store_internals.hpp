@@ -22,6 +22,7 @@ inline Result<void> rewind_schema(schema::Store& store, int version) {
   static constexpr std::pair<int, const char*> kUndo[] = {
       {15,
        "DROP TABLE notes; DROP TABLE record_tombstones; DROP TABLE outlines;"
+       "DROP TABLE kept_records;"
        "ALTER TABLE repos DROP COLUMN collections_read;"
        "ALTER TABLE import_jobs DROP COLUMN runner; ALTER TABLE import_jobs DROP COLUMN "
        "lease_until;"},
