@@ -86,7 +86,8 @@ Result<OutlinePage> Reader::outline(const OutlineQuery& query) {
   struct Frame {
     std::string group;
     int level = 1;
-    std::vector<NodeRow> rows;
+    std::vector<OutlineRow> rows;
+    std::vector<std::size_t> costs;
     std::size_t next = 0;
     std::optional<std::pair<std::string, std::string>> after;
     bool more = true;
@@ -95,17 +96,25 @@ Result<OutlinePage> Reader::outline(const OutlineQuery& query) {
   std::size_t bytes = 0;
   auto fill = [&](Frame& frame) -> Result<void> {
     frame.rows.clear();
+    frame.costs.clear();
     frame.next = 0;
     const int want =
         static_cast<int>(std::min<std::size_t>(limit - page.nodes.size() + 1, kChunkRows));
-    auto read =
-        visit_group_page(query.did, frame.group, want, frame.after, false,
-                         [&](const NodeRowView& row) { frame.rows.push_back(NodeRow::from(row)); });
+    auto read = visit_group_page(
+        query.did, frame.group, want, frame.after, false, [&](const NodeRowView& row) {
+          OutlineRow& kept = frame.rows.emplace_back();
+          kept.rkey = row.rkey;
+          kept.child_count = row.child_count;
+          if (query.render) {
+            query.render(row, kept.rendered);
+            frame.costs.push_back(kept.rendered.size());
+          } else {
+            frame.costs.push_back(view_bytes(row));
+          }
+          frame.after = std::pair{std::string(row.sort_key), std::string(row.rkey)};
+        });
     if (!read) return read;
     frame.more = static_cast<int>(frame.rows.size()) == want;
-    if (!frame.rows.empty()) {
-      frame.after = std::pair{frame.rows.back().sort_key, frame.rows.back().rkey};
-    }
     return {};
   };
   std::vector<Frame> stack;
@@ -121,17 +130,16 @@ Result<OutlinePage> Reader::outline(const OutlineQuery& query) {
       stack.pop_back();
       continue;
     }
-    NodeRow& row = frame.rows[frame.next];
-    const std::size_t cost = view_bytes(row.view());
+    const std::size_t cost = frame.costs[frame.next];
     if (page.nodes.size() == limit || (!page.nodes.empty() && bytes + cost > query.max_bytes)) {
       page.stop = OutlineStop::kLimit;
       break;
     }
-    ++frame.next;
+    OutlineRow& row = frame.rows[frame.next++];
     bytes += cost;
     const int level = frame.level;
     const bool children = row.child_count > 0;
-    std::string group = children_group(query.did, row.rkey);
+    std::string group = children ? children_group(query.did, row.rkey) : std::string();
     page.nodes.push_back(std::move(row));
     if (!children) continue;
     if (level >= query.depth) {

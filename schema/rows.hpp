@@ -300,6 +300,17 @@ struct OutlineQuery {
   int depth = 3;
   int limit = 10;
   std::size_t max_bytes = kUnboundedBytes;
+  // Writes a row as the answer shows it, as it is read (no copy of the row
+  // is kept): what max_bytes counts. Without it, rows are counted as
+  // view_bytes and kept unwritten.
+  std::function<void(const NodeRowView&, std::string&)> render;
+};
+
+// A row of the walk: its record key, child count, and what `render` wrote.
+struct OutlineRow {
+  std::string rkey;
+  std::int64_t child_count = 0;
+  std::string rendered;
 };
 
 // Which bound ended the walk: none (everything was given), the depth (a row
@@ -307,8 +318,8 @@ struct OutlineQuery {
 enum class OutlineStop { kComplete, kDepth, kLimit };
 
 struct OutlinePage {
-  std::optional<NodeRow> root;  // the zoomed bullet
-  std::vector<NodeRow> nodes;   // pre-order
+  std::optional<NodeRow> root;    // the zoomed bullet
+  std::vector<OutlineRow> nodes;  // pre-order
   OutlineStop stop = OutlineStop::kComplete;
   std::optional<std::string> handle;  // the last one seen for the DID
   // The outline record in effect at the level asked for: the one whose root

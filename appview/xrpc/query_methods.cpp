@@ -134,7 +134,12 @@ HttpResponse get_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
   schema::OutlineQuery query{.did = did,
                              .depth = static_cast<int>(depth.value_or(3)),
                              .limit = static_cast<int>(limit.value_or(10)),
-                             .max_bytes = call.answer_bytes};
+                             .max_bytes = call.answer_bytes,
+                             // Each row written as it is read (no copy of it kept).
+                             .render = [](const schema::NodeRowView& row, std::string& out) {
+                               JsonWriter json(out);
+                               write_outline_row(json, row);
+                             }};
   if (auto node = params.text("node"); node && !node->empty()) {
     if (!schema::RecordKey::parse(*node)) {
       return error_response(Error{ErrorCode::kNotFound, "no such bullet"});
@@ -148,10 +153,10 @@ HttpResponse get_outline(Api& api, const ApiMethod&, const XrpcCall& call) {
   out.begin_object().key("did").string(did);
   if (page.root) {
     out.key("root");
-    write_outline_row(out, *page.root);
+    write_outline_row(out, page.root->view());
   }
   out.key("nodes").begin_array();
-  for (const auto& row : page.nodes) write_outline_row(out, row);
+  for (const auto& row : page.nodes) out.raw(row.rendered);
   out.end_array();
   const char* stop = page.stop == schema::OutlineStop::kComplete ? "complete"
                      : page.stop == schema::OutlineStop::kDepth  ? "depth"

@@ -32,7 +32,7 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   json.end_object();
 }
 
-void write_outline_row(JsonWriter& json, const schema::NodeRow& row) {
+void write_outline_row(JsonWriter& json, const schema::NodeRowView& row) {
   json.begin_object();
   json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
   json.key("cid").string(row.cid);

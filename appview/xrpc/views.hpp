@@ -18,7 +18,7 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row);
 void write_node_view(JsonWriter& json, const schema::NodeRow& row);
 // One row of app.bulleted.getOutline (the published #node): the record's
 // fields as stored, its AT-URI, DID and child count.
-void write_outline_row(JsonWriter& json, const schema::NodeRow& row);
+void write_outline_row(JsonWriter& json, const schema::NodeRowView& row);
 // A change (app.bulleted.defs#change) as getChanges and change streams give
 // it, appended to `out`.
 void write_change(std::string& out, const schema::Change& change);
