@@ -2,13 +2,16 @@
 // and import jobs run against a real SQLite index.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "appview/imports/import_jobs.hpp"
 #include "appview/outline/from_index.hpp"
 #include "appview/outline/outline.hpp"
 #include "ordering/order_key.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace bulleted::appview {
@@ -344,6 +347,52 @@ TEST_F(ImportJobTest, ThreeThousandChildrenGetKeysOfAtMostThreeBytesInOrder) {
       EXPECT_LT(children[i - 1].sort_key, children[i].sort_key);
     }
   }
+}
+
+// The server's runner and the `import` command see the same jobs: a job
+// the command runs (its lease fresh) is left to it, and taken over once
+// the lease runs out (the command stopped).
+TEST_F(ImportJobTest, TheServersRunnerLeavesAJobAnotherProcessRunsUntilItsLeaseRunsOut) {
+  Outline tree;
+  for (int i = 0; i < 5; ++i) tree.nodes.push_back({.parent = -1, .text = std::to_string(i)});
+  auto planned = plan_import(
+      *store_, locks_, clock_,
+      {kDid, std::nullopt, outline::Format::kOpml, std::nullopt, "WorkFlowy", "import 1 1"}, tree);
+  ASSERT_TRUE(planned.has_value()) << planned.error().message;
+  struct LocalJobSink final : JobSink {
+    explicit LocalJobSink(ordering::TidClock& clock) : local(clock) {}
+    RecordSink& sink() override { return local; }
+    LocalSink local;
+  };
+  std::atomic<int> sinks{0};
+  ImportRunner runner(
+      dir_.file("index.db"), 1000, [&](schema::Store&, const schema::ImportJobRow&) {
+        ++sinks;
+        return Result<std::unique_ptr<JobSink>>(std::make_unique<LocalJobSink>(clock_));
+      });
+  runner.start();
+  runner.wake();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto held = store_->import_jobs().find(planned->id);
+  ASSERT_TRUE(held.has_value() && held->has_value());
+  EXPECT_EQ((*held)->done, 0) << "the command's job was left to it";
+  EXPECT_EQ((*held)->runner, "import 1 1");
+  EXPECT_EQ(sinks.load(), 0);
+  // The command stopped: its lease runs out, and the server's runner goes on.
+  ASSERT_TRUE(
+      testing::database_of(*store_).exec("UPDATE import_jobs SET lease_until = 0").has_value());
+  runner.wake();
+  for (int i = 0; i < 100; ++i) {
+    auto job = store_->import_jobs().find(planned->id);
+    if (job && *job && (*job)->state == schema::ImportState::kDone) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  runner.stop();
+  auto done = store_->import_jobs().find(planned->id);
+  ASSERT_TRUE(done.has_value() && done->has_value());
+  EXPECT_EQ((*done)->state, schema::ImportState::kDone);
+  EXPECT_EQ(*store_->read().node_count(), 6);
+  EXPECT_NE((*done)->runner, "import 1 1");
 }
 
 TEST_F(ImportJobTest, AStoppedJobResumesWithNoDuplicateAndNoGap) {
