@@ -276,6 +276,54 @@ async function hostileSearches(port) {
   });
 }
 
+// getOutline is public and its bounds are clamped, never refused: one
+// client asking for the most it allows, zoomed anywhere, over four
+// connections, gets bounded answers or 429; another address's reads and
+// health are answered meanwhile.
+async function outlineFlood(port) {
+  await runner.test('one client\'s getOutline at its bounds over four connections: bounded answers or 429, others answered', async () => {
+    const top = JSON.parse((await send(port, { method: 'GET', from: '127.0.0.43',
+      path: `/xrpc/app.bulleted.getChildren?repo=${did}&limit=20` })).text).nodes.map((n) => n.rkey);
+    const asks = [];
+    for (let i = 0; i < 48; i++) {
+      const node = i % 3 === 0 ? '' : `&node=${top[i % top.length]}`;
+      asks.push(`/xrpc/app.bulleted.getOutline?did=${did}${node}&depth=${[99, 5, -1][i % 3]}&limit=${[100000, 100, 0][i % 3]}`);
+    }
+    const stop = probeHealth(port);
+    let reading = true;
+    const reads = [];
+    const reader = (async () => {
+      while (reading) {
+        const r = await send(port, { method: 'GET', path: `/xrpc/app.bulleted.getNode?repo=${did}&rkey=${top[0]}`, from: '127.0.0.44' });
+        reads.push(r.status);
+      }
+    })();
+    const answers = [];
+    for (let at = 0; at < asks.length; at += 4) {
+      answers.push(...await Promise.all(asks.slice(at, at + 4).map((p) => send(port, { method: 'GET', path: p, from: '127.0.0.45' }))));
+    }
+    reading = false;
+    await reader;
+    const health = await stop();
+    let served = 0;
+    for (const r of answers) {
+      assert(r.status === 200 || r.status === 429, `getOutline: ${r.status} ${r.text.slice(0, 200)}`);
+      if (r.status === 429) {
+        assert(Number(r.headers['retry-after']) > 0, 'a refusal says when to retry');
+        continue;
+      }
+      served++;
+      const answer = JSON.parse(r.text);
+      assert(answer.nodes.length <= 100, `at most 100 rows (${answer.nodes.length})`);
+      assert(r.text.length <= 1024 * 1024 + 64 * 1024, `within the answer bound (${r.text.length} bytes)`);
+      assertEqual(answer.truncated, answer.stop !== 'complete', 'truncated says whether stop is complete');
+    }
+    assert(served > 0, 'some were answered');
+    assert(reads.every((s) => s === 200), `other reads answered: ${[...new Set(reads)]}`);
+    assert(health.statuses.every((s) => s === 200), `health answered ${JSON.stringify(health.statuses)}`);
+  });
+}
+
 // A search's cursor is bound to its q, sort and root by a digest anyone
 // can compute (64-bit FNV-1a, search_run.cpp). Forged cursors of every
 // kind with any numbers, for a search and a zoomed one, are pages of their
@@ -438,6 +486,7 @@ try {
   await streamsAndSearches(appPort);
   await hostileSearches(appPort);
   await forgedCursors(appPort);
+  await outlineFlood(appPort);
   await probes(appPort, 'directly');
   await probes(nginxPort, 'through nginx');
   await runner.test('the app view stayed up throughout', async () => {
