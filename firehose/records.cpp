@@ -283,46 +283,30 @@ Result<CommitRecords> commit_records(const CommitEvent& commit) {
       out.gap = "record block " + op.cid->str() + " of " + op.rkey + " is missing";
       continue;
     }
-    if (*collection != schema::Collection::kNode && *collection != schema::Collection::kNote &&
-        *collection != schema::Collection::kOutline) {
-      auto kept = parse_kept_block(*collection, *block, commit.repo, op.rkey);
-      if (!kept) {
-        out.rejected.push_back(op.collection + " " + op.rkey + ": " + kept.error());
-        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
-        continue;
-      }
+    if (*collection != schema::Collection::kNode) {
+      // A note, an outline record or a kept one: its op, or (invalid) a
+      // delete at its rev with the reason.
       schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
-      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
-      upsert.cid = op.cid->str();
-      upsert.kept = std::move(*kept);
-      out.ops.push_back(std::move(upsert));
-      continue;
-    }
-    if (*collection == schema::Collection::kOutline) {
-      auto outline = parse_outline_block(*block, commit.repo, op.rkey);
-      if (!outline) {
-        out.rejected.push_back("outline " + op.rkey + ": " + outline.error());
-        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
-        continue;
+      std::string problem;
+      if (*collection == schema::Collection::kNote) {
+        auto note = parse_note_block(*block, commit.repo, op.rkey);
+        if (note) upsert.note = std::move(*note);
+        if (!note) problem = note.error();
+      } else if (*collection == schema::Collection::kOutline) {
+        auto outline = parse_outline_block(*block, commit.repo, op.rkey);
+        if (outline) upsert.outline = std::move(*outline);
+        if (!outline) problem = outline.error();
+      } else {
+        auto kept = parse_kept_block(*collection, *block, commit.repo, op.rkey);
+        if (kept) upsert.kept = std::move(*kept);
+        if (!kept) problem = kept.error();
       }
-      schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
-      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
-      upsert.cid = op.cid->str();
-      upsert.outline = std::move(*outline);
-      out.ops.push_back(std::move(upsert));
-      continue;
-    }
-    if (*collection == schema::Collection::kNote) {
-      auto note = parse_note_block(*block, commit.repo, op.rkey);
-      if (!note) {
-        out.rejected.push_back("note " + op.rkey + ": " + note.error());
-        out.ops.push_back(delete_op(commit.repo, op.rkey, commit.rev, *collection));
-        continue;
+      if (problem.empty()) {
+        upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
+        upsert.cid = op.cid->str();
+      } else {
+        out.rejected.push_back(op.collection + " " + op.rkey + ": " + problem);
       }
-      schema::RecordOp upsert = delete_op(commit.repo, op.rkey, commit.rev, *collection);
-      upsert.kind = op.action == "create" ? schema::OpKind::kCreate : schema::OpKind::kUpdate;
-      upsert.cid = op.cid->str();
-      upsert.note = std::move(*note);
       out.ops.push_back(std::move(upsert));
       continue;
     }

@@ -301,9 +301,7 @@ void FirehoseConsumer::discovery_loop() {
   const std::string service =
       options_.repo_service_url.empty() ? http_origin_of(options_.url) : options_.repo_service_url;
   auto client = make_http_xrpc_client(options_.fetch_timeout, 64 << 20);
-  spdlog::info(
-      "firehose: backfill: listing the repos with app.bulleted.* records at {}",
-      service);
+  spdlog::info("firehose: backfill: listing the repos with app.bulleted.* records at {}", service);
   auto listed = discover_repos(*client, {.source = service,
                                          .on_page =
                                              [&](const std::vector<std::string>& page) {

@@ -57,6 +57,7 @@ FILE_ORDER = {
         ["reader", "reader_state", "reader_changes", "reader_siblings",
          "reader_ancestors", "reader_search", "reader_outline"],
         ["side_tables"],
+        ["store_records"],
         ["store", "store_files"],
         ["store_check", "store_internals"],
     ],
