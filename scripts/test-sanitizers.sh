@@ -8,7 +8,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/install-deps.sh
 ./tests/js/install.sh
 ./tests/e2e/pds/install.sh
+started=$SECONDS
 BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DBULLETED_SANITIZE=ON -DBULLETED_BENCH=OFF
+# The build's time, for the test command's summary.
+echo $((SECONDS - started)) > build-asan/build-seconds
 suppressions="$PWD/tests/lsan.supp"
 cd build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
