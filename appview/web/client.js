@@ -30,7 +30,8 @@ class XrpcError extends Error {
 export async function xrpc(nsid, { params, body } = {}) {
   const url = new URL(`/xrpc/${nsid}`, location.origin);
   for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
-  const init = { method: body ? 'POST' : 'GET', headers: {} };
+  // A request never waits forever: the edits' queue waits on it.
+  const init = { method: body ? 'POST' : 'GET', headers: {}, signal: AbortSignal.timeout(60000) };
   if (body) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);

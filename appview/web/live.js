@@ -126,6 +126,18 @@ function setLive(me, live) {
   }
 }
 
+// getChanges read until it works, every 2 s.
+async function catchUp(me) {
+  while (!me.stopped) {
+    try {
+      await poll(me);
+      return;
+    } catch {
+      await new Promise((resolve) => { setTimeout(resolve, 2000); });
+    }
+  }
+}
+
 // One look at getChanges while the stream is closed.
 async function poll(me) {
   for (;;) {
@@ -147,9 +159,20 @@ function receive(me, events) {
   }
   edits.enqueue(async () => {
     if (me.stopped) return;
+    const before = state.cursor;
     const taken = takeEvents(events, state.cursor);
     state.cursor = taken.cursor;
-    if (taken.changes.length > 0) await me.hooks.apply(taken.changes);
+    if (taken.changes.length > 0) {
+      try {
+        await me.hooks.apply(taken.changes);
+      } catch {
+        // Not applied (a read failed, the server going away): the changes
+        // past where the page was are read again from getChanges until
+        // that works; events that come meanwhile wait behind it.
+        state.cursor = before;
+        await catchUp(me);
+      }
+    }
     for (const { event, data } of taken.said) {
       if (event === 'error' || (event === 'info' && data.name === 'RepoStatus')) {
         // The outline is read again and followed from its new cursor.

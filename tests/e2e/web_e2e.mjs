@@ -370,27 +370,61 @@ try {
     const second = await newPage(other);
     const asked = [];
     second.on('request', (r) => asked.push(r.url()));
+    // What the second page was told and asked, for a failure's message.
+    const seen = [];
+    const cdp = await second.createCDPSession();
+    await cdp.send('Network.enable');
+    cdp.on('Network.eventSourceMessageReceived', (e) => seen.push(`event ${e.eventName} ${e.eventId} ${e.data.slice(0, 200)}`));
+    second.on('request', (r) => seen.push(`asked ${r.url().replace(base, '')}`));
+    second.on('console', (m) => seen.push(`console ${m.text()}`));
+    const inSecond = (what, check) => waitFor(what, check, 15000).catch((err) => {
+      err.message += `\nthe second page saw, last first:\n  ${seen.slice(-25).reverse().join('\n  ')}`;
+      throw err;
+    });
     await second.goto(`${base}/#/${did}`);
     await waitFor('the second context', async () => (await shown(second)).includes('two edited'), 10000);
     await waitFor('its stream open', () => asked.some((u) => u.includes('streamChanges')), 10000);
     const pollsBefore = asked.filter((u) => u.includes('getChanges')).length;
     await focusEnd(page, 'three');
     await page.keyboard.type(' (changed)');
-    await waitFor('the change in the second context', async () => (await shown(second)).includes('three (changed)'), 15000);
+    await inSecond('the change in the second context', async () => (await shown(second)).includes('three (changed)'));
     // A structural change: a new bullet at the top level.
     await page.keyboard.press('Enter');
     await page.keyboard.type('from the first');
-    await waitFor('the new bullet in the second context', async () => (await shown(second)).includes('from the first'), 15000);
+    await inSecond('the new bullet in the second context', async () => (await shown(second)).includes('from the first'));
     // A move (made elsewhere: through the API) and a delete.
     const moved = await nodeByText('from the first');
     await post('moveNode', { rkey: moved.rkey, parentRkey: one.rkey, position: 'first' });
-    await waitFor('the move in the second context', async () => !(await shown(second)).includes('from the first'), 15000);
+    await inSecond('the move in the second context', async () => !(await shown(second)).includes('from the first'));
     const doomed = await post('createNode', { text: 'short-lived' });
-    await waitFor('the short-lived bullet', async () => (await shown(second)).includes('short-lived'), 15000);
+    await inSecond('the short-lived bullet', async () => (await shown(second)).includes('short-lived'));
     await post('deleteNode', { rkey: doomed.rkey });
-    await waitFor('the delete in the second context', async () => !(await shown(second)).includes('short-lived'), 15000);
+    await inSecond('the delete in the second context', async () => !(await shown(second)).includes('short-lived'));
     assertEqual(asked.filter((u) => u.includes('getChanges')).length, pollsBefore, 'no getChanges request meanwhile');
     await second.screenshot({ path: path.join(shots, 'outline-1280.png') });
+    // A read that fails while a change is applied: the change is read
+    // again (getChanges from where the page was), not lost.
+    const abortedFrom = problems.length;
+    await second.setRequestInterception(true);
+    let failed = 0;
+    const failOnce = (r) => {
+      if (failed === 0 && r.url().includes('getChildren')) {
+        failed++;
+        r.abort();
+      } else {
+        r.continue();
+      }
+    };
+    second.on('request', failOnce);
+    const survivor = await post('createNode', { text: 'read again' });
+    await inSecond('a change whose read failed', async () => (await shown(second)).includes('read again'));
+    assertEqual(failed, 1, 'the second page\'s read failed once');
+    // The browser logs the aborted read; nothing else is expected.
+    const aborted = problems.splice(abortedFrom);
+    assertEqual(aborted.filter((p) => !/ERR_FAILED/.test(p)), [], 'no other problem while a read failed');
+    second.off('request', failOnce);
+    await second.setRequestInterception(false);
+    await post('deleteNode', { rkey: survivor.rkey });
 
     // A second tab of that browser shares the first tab's stream.
     const third = await newPage(other);
