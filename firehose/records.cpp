@@ -238,7 +238,10 @@ std::expected<nlohmann::json, std::string> parse_kept_block(schema::Collection c
 }
 
 Result<std::string> encode_note_block(const schema::NoteRecord& note) {
-  nlohmann::json json = schema::to_json(note);
+  return encode_json_block(schema::to_json(note));
+}
+
+Result<std::string> encode_json_block(const nlohmann::json& json) {
   auto value = from_json(json);
   if (!value) return std::unexpected(value.error());
   return encode_dag_cbor(*value);

@@ -39,6 +39,9 @@ std::expected<schema::NoteRecord, std::string> parse_note_block(std::string_view
                                                                 std::string_view did,
                                                                 std::string_view rkey);
 Result<std::string> encode_note_block(const schema::NoteRecord& note);
+// The block of any other record this app view writes (a mirror), from its
+// JSON form.
+Result<std::string> encode_json_block(const nlohmann::json& json);
 // An outline record block found at `did`/`rkey` (through the data model's
 // JSON form: a blob's ref as {"$link"}).
 // A mirror, comment or comment policy block (schema::parse_kept_record).

@@ -257,7 +257,9 @@ CREATE INDEX search_tags_used ON search_tags (did, n DESC, tag);
     // nodes keep their note column: the note they serve (the note record's
     // text, else an earlier build's inline note). And who runs each import
     // job, until when: one process at a time (the server's runner and the
-    // `import` command see the same jobs).
+    // `import` command see the same jobs). A mirror (app.bulleted.mirror) is
+    // a row among the nodes of its parent's sibling group: mirror_of names
+    // its original (NULL: the row is a node).
     R"sql(
 CREATE TABLE notes (
   did TEXT NOT NULL,
@@ -298,6 +300,7 @@ ALTER TABLE repos ADD COLUMN collections_read INTEGER NOT NULL DEFAULT 63;
 UPDATE repos SET collections_read = 1;
 ALTER TABLE import_jobs ADD COLUMN runner TEXT;
 ALTER TABLE import_jobs ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN mirror_of TEXT;
 )sql",
 };
 

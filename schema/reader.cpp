@@ -29,7 +29,7 @@ namespace {
 #define NODE_FIELDS                                                                \
   "n.rkey, n.cid, n.rev, n.sort_key, n.sort_key_raw, n.text, n.note, n.completed," \
   " n.created_at, n.change_seq, coalesce(c.n, 0), n.facets, n.record_bytes,"       \
-  " n.completed_at, n.layout, n.display"
+  " n.completed_at, n.layout, n.display, n.mirror_of"
 #define NODE_COLUMNS "n.did, n.grp, " NODE_FIELDS ", n.record"
 #define PAGE_FROM " FROM nodes n LEFT JOIN group_counts c ON c.grp = ?5 || n.rkey"
 
@@ -91,6 +91,10 @@ NodeRowView field_views(const Statement& stmt, int at) {
   fields.completed_at = optional_view(at + 13);
   fields.layout = optional_view(at + 14);
   fields.display = optional_view(at + 15);
+  fields.mirror_of = optional_view(at + 16);
+  // A mirror stands for its original and is never expanded: no children of
+  // its own (walks do not descend into what names it as a parent).
+  if (fields.mirror_of) fields.child_count = 0;
   return fields;
 }
 
@@ -99,7 +103,7 @@ NodeRow read_row(const Statement& stmt) {
   NodeRowView fields = field_views(stmt, 2);
   fields.did = stmt.text_view(0);
   fields.group = stmt.text_view(1);
-  fields.record_json = stmt.text_view(18);
+  fields.record_json = stmt.text_view(19);
   NodeRow row = NodeRow::from(fields);
   file_under(row);
   return row;

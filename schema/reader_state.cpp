@@ -59,9 +59,10 @@ Result<std::vector<std::string>> Reader::repo_dids() {
       " ORDER BY did");
 }
 
+// A mirror's row among the nodes is listed as its kept record.
 Result<std::vector<IndexedRecord>> Reader::indexed_records(std::string_view did) {
   auto stmt = db_.prepare(
-      "SELECT rkey, cid, rev, 0 FROM nodes WHERE did = ?1"
+      "SELECT rkey, cid, rev, 0 FROM nodes WHERE did = ?1 AND mirror_of IS NULL"
       " UNION ALL SELECT rkey, cid, rev, 1 FROM notes WHERE did = ?1"
       " UNION ALL SELECT rkey, cid, rev, 2 FROM outlines WHERE did = ?1"
       " UNION ALL SELECT rkey, cid, rev, CASE collection WHEN 'app.bulleted.mirror' THEN 3"

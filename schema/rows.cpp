@@ -71,7 +71,9 @@ std::optional<Collection> parse_collection(std::string_view name) {
   return std::nullopt;
 }
 
-std::string NodeRow::uri() const { return record_uri(did, kNodeCollection, rkey); }
+std::string NodeRow::uri() const {
+  return record_uri(did, mirror_of ? kMirrorCollection : kNodeCollection, rkey);
+}
 
 NodeRow NodeRow::from(const NodeRowView& fields) {
   auto copy = [](std::optional<std::string_view> text) {
@@ -95,6 +97,7 @@ NodeRow NodeRow::from(const NodeRowView& fields) {
                  .layout = copy(fields.layout),
                  .display = copy(fields.display),
                  .facets = copy(fields.facets),
+                 .mirror_of = copy(fields.mirror_of),
                  .record_json = std::string(fields.record_json),
                  .record_bytes = fields.record_bytes,
                  .child_count = fields.child_count,
@@ -123,6 +126,7 @@ NodeRowView NodeRow::view() const {
                      .layout = view(layout),
                      .display = view(display),
                      .facets = view(facets),
+                     .mirror_of = view(mirror_of),
                      .record_json = record_json,
                      .record_bytes = record_bytes,
                      .child_count = child_count,

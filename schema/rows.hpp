@@ -175,8 +175,9 @@ struct NodeRowView {
   std::optional<std::string_view> completed_at;  // as in NodeRow
   std::optional<std::string_view> layout;
   std::optional<std::string_view> display;
-  std::optional<std::string_view> facets;  // as in NodeRow
-  std::string_view record_json;            // as in NodeRow
+  std::optional<std::string_view> facets;     // as in NodeRow
+  std::optional<std::string_view> mirror_of;  // as in NodeRow
+  std::string_view record_json;               // as in NodeRow
   std::size_t record_bytes = 0;
   std::int64_t child_count = 0;
   std::int64_t change_seq = 0;
@@ -211,6 +212,10 @@ struct NodeRow {
   // The facets the record serves, as JSON (record_facets, kept with the
   // row); none when it has none.
   std::optional<std::string> facets;
+  // A mirror's row (app.bulleted.mirror, in its parent's sibling group like
+  // a node, without text): the AT-URI of the node it stands for. None: a
+  // node.
+  std::optional<std::string> mirror_of;
   // The record as JSON: from node(), changes() and ancestors(); rows of
   // pages, windows and subtrees leave it empty (they never read it).
   std::string record_json;

@@ -24,9 +24,16 @@ Result<std::optional<std::string>> tombstone_rev(Database& db, std::string_view 
                                   did, rkey);
 }
 
+// What a row stands for beyond its record: for a mirror's row, the
+// mirror's own record (JSON) and the original it names.
+struct RowKind {
+  std::optional<std::string_view> mirror_json;
+  std::optional<std::string_view> mirror_of;
+};
+
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
                const std::string& json, const std::optional<std::string>& facets,
-               const std::optional<std::string>& note, std::int64_t seq);
+               const std::optional<std::string>& note, std::int64_t seq, const RowKind& kind);
 
 // The text of the note record at a node's key, if the index holds one.
 Result<std::optional<std::string>> note_text(Database& db, std::string_view did,
@@ -54,19 +61,21 @@ struct StoredPlace {
   std::string sort_key;
   std::string text;
   std::optional<std::string> note;
+  bool mirror = false;  // the row of an app.bulleted.mirror
 };
 Result<std::optional<StoredPlace>> stored_place(Database& db, std::string_view did,
                                                 std::string_view rkey) {
   auto stmt = db.prepare(
-      "SELECT rowid, rev, grp, sort_key, text, note FROM nodes WHERE did = ?1 AND rkey = ?2");
+      "SELECT rowid, rev, grp, sort_key, text, note, mirror_of IS NOT NULL FROM nodes"
+      " WHERE did = ?1 AND rkey = ?2");
   if (!stmt) return pass(stmt);
   (*stmt)->bind_view(1, did).bind_view(2, rkey);
   auto row = (*stmt)->step();
   if (!row) return pass(row);
   if (!*row) return std::optional<StoredPlace>();
-  return std::optional<StoredPlace>(StoredPlace{(*stmt)->integer(0), (*stmt)->text(1),
-                                                (*stmt)->text(2), (*stmt)->text(3),
-                                                (*stmt)->text(4), (*stmt)->optional_text(5)});
+  return std::optional<StoredPlace>(
+      StoredPlace{(*stmt)->integer(0), (*stmt)->text(1), (*stmt)->text(2), (*stmt)->text(3),
+                  (*stmt)->text(4), (*stmt)->optional_text(5), (*stmt)->integer(6) != 0});
 }
 
 std::optional<std::string_view> view_of(const std::optional<std::string>& text) {
@@ -74,16 +83,20 @@ std::optional<std::string_view> view_of(const std::optional<std::string>& text) 
 }
 
 // Writes the record unless its row holds the same or a newer rev; false
-// when the op was stale. Where the node was and is goes to `upkeep`.
+// when the op was stale. Where the node was and is goes to `upkeep`. A
+// mirror's row (`kind`) is written the same way, from the node record its
+// place makes (no text, no note); a node and a mirror at one key are one
+// row: the node's, whatever their revs (a mirror never takes a node's row).
 Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& group,
-                         std::int64_t seq, Upkeep& upkeep) {
+                         std::int64_t seq, Upkeep& upkeep, const RowKind& kind = {}) {
   const NodeRecord& record = *op.record;
-  const std::string json = to_json_text(record);
+  const bool mirror = kind.mirror_of.has_value();
+  const std::string json = mirror ? std::string(*kind.mirror_json) : to_json_text(record);
   const std::optional<std::string> facets = served_facets(record);
   const SiblingKey now{std::string(record.effective_sort_key()), op.rkey};
   // The note it serves: its note record's (which may have come first),
   // else the one an earlier build wrote inside the record.
-  auto note_record = note_text(db, op.did, op.rkey);
+  auto note_record = mirror ? Result<std::optional<std::string>>() : note_text(db, op.did, op.rkey);
   if (!note_record) return pass(note_record);
   const std::optional<std::string>& note = *note_record ? *note_record : record.note;
   // A new record takes one statement.
@@ -91,12 +104,12 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
     auto stmt = db.prepare(
         "INSERT INTO nodes (did, rkey, grp, sort_key, cid, rev, parent_raw, sort_key_raw, text,"
         " note, completed, created_at, record, change_seq, facets, record_bytes, indexed_at,"
-        " completed_at, layout, display)"
+        " completed_at, layout, display, mirror_of)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-        " ?19, ?20, ?21)"
+        " ?19, ?20, ?21, ?22)"
         " ON CONFLICT (did, rkey) DO NOTHING");
     if (!stmt) return pass(stmt);
-    bind_node(**stmt, op, group, json, facets, note, seq);
+    bind_node(**stmt, op, group, json, facets, note, seq, kind);
     (*stmt)->bind(17, upkeep.now_ms);
     if (auto r = (*stmt)->run(); !r) return pass(r);
     if ((*stmt)->changes() == 0) return false;
@@ -115,17 +128,19 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
   }
   auto was = stored_place(db, op.did, op.rkey);
   if (!was) return pass(was);
-  if (!*was) return insert();  // an update of a record the index never had
-  if ((*was)->rev >= op.rev) return false;
+  if (!*was) return insert();                         // an update of a record the index never had
+  if (mirror && !(*was)->mirror) return false;        // a node's key
+  const bool takes_over = !mirror && (*was)->mirror;  // a node where a mirror was
+  if ((*was)->rev >= op.rev && !takes_over) return false;
   // The row found above, by its rowid: no second search of (did, rkey).
   auto stmt = db.prepare(
       "UPDATE nodes SET grp = ?3, sort_key = ?4, cid = ?5, rev = ?6, parent_raw = ?7,"
       " sort_key_raw = ?8, text = ?9, note = ?10, completed = ?11, created_at = ?12,"
       " record = ?13, change_seq = ?14, facets = ?15, record_bytes = ?16, indexed_at = ?17,"
-      " completed_at = ?19, layout = ?20, display = ?21"
+      " completed_at = ?19, layout = ?20, display = ?21, mirror_of = ?22"
       " WHERE rowid = ?18");
   if (!stmt) return pass(stmt);
-  bind_node(**stmt, op, group, json, facets, note, seq);
+  bind_node(**stmt, op, group, json, facets, note, seq, kind);
   (*stmt)->bind(17, upkeep.now_ms).bind(18, (*was)->rowid);
   if (auto r = (*stmt)->run(); !r) return pass(r);
   // The search index changes with the words only (a move keeps them).
@@ -147,7 +162,7 @@ Result<bool> upsert_node(Database& db, const RecordOp& op, const std::string& gr
 // The columns of a node's row, as upsert_node's statements number them.
 void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
                const std::string& json, const std::optional<std::string>& facets,
-               const std::optional<std::string>& note, std::int64_t seq) {
+               const std::optional<std::string>& note, std::int64_t seq, const RowKind& kind) {
   const NodeRecord& record = *op.record;
   stmt.bind_view(1, op.did)
       .bind_view(2, op.rkey)
@@ -168,6 +183,11 @@ void bind_node(Statement& stmt, const RecordOp& op, const std::string& group,
       .bind_view(19, record.completed_at)
       .bind_view(20, record.layout)
       .bind_view(21, record.display);
+  if (kind.mirror_of) {
+    stmt.bind_view(22, *kind.mirror_of);
+  } else {
+    stmt.bind_null(22);
+  }
 }
 
 Result<void> clear_tombstone(Database& db, const RecordOp& op) {
@@ -183,6 +203,9 @@ Result<void> clear_tombstone(Database& db, const RecordOp& op) {
 Result<bool> delete_node(Database& db, const RecordOp& op, std::int64_t seq, Upkeep& upkeep) {
   auto was = stored_place(db, op.did, op.rkey);
   if (!was) return pass(was);
+  // A node's delete leaves a mirror at its key, and a mirror's a node.
+  const bool mirror = op.collection == Collection::kMirror;
+  if (*was && (*was)->mirror != mirror) return false;
   if (*was) {
     if ((*was)->rev >= op.rev) return false;  // a newer row
     auto remove = db.prepare("DELETE FROM nodes WHERE rowid = ?1");
@@ -214,7 +237,8 @@ Result<bool> attach_note(Database& db, std::string_view did, std::string_view rk
                          const std::optional<std::string>& note, std::int64_t seq, Upkeep& upkeep) {
   auto was = stored_place(db, did, rkey);
   if (!was) return pass(was);
-  if (!*was) return false;  // the node comes later, and takes its note then
+  if (!*was) return false;           // the node comes later, and takes its note then
+  if ((*was)->mirror) return false;  // a mirror has no note
   std::optional<std::string> served = note;
   if (!served) {
     auto json =
@@ -278,6 +302,30 @@ Result<bool> apply_note(Database& db, const RecordOp& op, std::int64_t seq, Upke
   auto attached = attach_note(db, op.did, op.rkey, note, seq, upkeep);
   if (!attached) return pass(attached);
   node = *attached;
+  return true;
+}
+
+// The row of a mirror (app.bulleted.mirror) in its parent's sibling group:
+// filed and ordered like a node (parent, sortKey), without text, standing
+// for its original. Written or removed with the mirror record (whose
+// fields parse_kept_record checked); true when the row changed.
+Result<bool> apply_mirror_row(Database& db, const RecordOp& op, std::int64_t seq, Upkeep& upkeep) {
+  if (!op.writes()) return delete_node(db, op, seq, upkeep);
+  const nlohmann::json& mirror = *op.kept;
+  nlohmann::json placed = {{"text", ""}, {"createdAt", mirror.value("createdAt", "")}};
+  for (const char* field : {"parent", "sortKey"}) {
+    if (auto value = mirror.find(field); value != mirror.end()) placed[field] = *value;
+  }
+  auto record = parse_node_record(placed);
+  auto original = mirror.find("original");
+  if (!record || original == mirror.end() || !original->is_string()) return false;
+  RecordOp row = op;
+  row.record = std::move(*record);
+  const std::string json = mirror.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto applied = upsert_node(db, row, sibling_group(op.did, row.record->parent), seq, upkeep,
+                             RowKind{json, original->get_ref<const std::string&>()});
+  if (!applied || !*applied) return applied;
+  if (auto r = clear_tombstone(db, op); !r) return pass(r);
   return true;
 }
 
@@ -418,6 +466,11 @@ Result<ApplyOutcome> Store::apply(const ApplyBatch& batch) {
                          ? apply_note(*db_, op, seq + 1, upkeep, node)
                      : op.collection == Collection::kOutline ? apply_outline(*db_, op)
                                                              : apply_kept(*db_, op);
+      if (applied && *applied && op.collection == Collection::kMirror) {
+        auto row = apply_mirror_row(*db_, op, seq + 1, upkeep);
+        if (!row) return pass(row);
+        node = *row;
+      }
       if (!applied) return pass(applied);
       if (!*applied) {
         ++outcome.stale;

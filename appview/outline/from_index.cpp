@@ -64,6 +64,9 @@ Result<void> walk_outline(schema::Store& store, const std::string& did,
     }
     const schema::NodeRow& row = frame.page[frame.next++];
     if (!seen.insert(row.rkey).second) continue;
+    // A mirror is a reference to a bullet, not one: OPML and text have no
+    // form for it, and its original is exported where it is.
+    if (row.mirror_of) continue;
     const std::size_t depth = frame.depth;
     if (!visit(outline_node(row, -1), depth)) return {};
     if (row.child_count > 0) {

@@ -52,7 +52,11 @@ export function nodeElement(node) {
   bullet.title = 'Zoom in';
   bullet.setAttribute('aria-label', 'Zoom in');
   bullet.addEventListener('click', () => {
-    if (!li.dataset.rkey.startsWith('draft-')) location.hash = `#/${state.repo}/${li.dataset.rkey}`;
+    // A mirror's bullet opens its original, where it lives.
+    const original = state.nodes.get(li.dataset.rkey)?.mirror?.original;
+    const [, did, rkey] = original?.match(/^at:\/\/([^/]+)\/app\.bulleted\.node\/([^/]+)$/) ?? [];
+    if (did) location.hash = `#/${did}/${rkey}`;
+    else if (!li.dataset.rkey.startsWith('draft-')) location.hash = `#/${state.repo}/${li.dataset.rkey}`;
   });
   // A todo's box: its completion, which a click changes where editing is.
   const check = document.createElement('input');
@@ -114,11 +118,35 @@ export function updateElement(li, node) {
   li.classList.toggle('collapsed', node.childCount > 0 && !open);
   li.setAttribute('aria-expanded', String(open));
   const text = li.querySelector(':scope > .row > .text');
-  text.contentEditable = canEdit() ? 'true' : 'false';
-  if (state.editing !== node.rkey) renderText(text, node);
+  li.classList.toggle('mirror', !!node.mirror);
   const note = li.querySelector(':scope > .note');
+  if (node.mirror) {
+    showMirror(text, node.mirror.original);
+    note.classList.add('hidden');
+    return;
+  }
+  text.contentEditable = canEdit() ? 'true' : 'false';
+  text.removeAttribute('title');
+  if (state.editing !== node.rkey) renderText(text, node);
   note.textContent = node.note ?? '';
   note.classList.toggle('hidden', !node.note);
+}
+
+// A mirror (app.bulleted.mirror) stands for another bullet, its original:
+// shown as the original's text as it is now, read-only here (the original
+// is edited where it lives), marked as a mirror.
+function showMirror(text, original) {
+  text.contentEditable = 'false';
+  text.title = `Mirror of ${original}`;
+  const [, did, rkey] = original.match(/^at:\/\/([^/]+)\/app\.bulleted\.node\/([^/]+)$/) ?? [];
+  if (!did) {
+    text.textContent = '(a mirror)';
+    return;
+  }
+  if (!text.textContent) text.textContent = '…';
+  query('getNode', { repo: did, rkey }).then(
+    (node) => { text.textContent = node.text || '(empty)'; },
+    () => { text.textContent = '(a mirror of a bullet not shown here)'; });
 }
 
 export const elementOf = (rkey) => outlineRoot().querySelector(`li.node[data-rkey="${CSS.escape(rkey)}"]`);

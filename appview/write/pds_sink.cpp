@@ -18,8 +18,7 @@ nlohmann::json write_json(const RecordWrite& write) {
   nlohmann::json json = {{"$type", std::string(kWritePrefix) + kind},
                          {"collection", schema::collection_name(write.collection)},
                          {"rkey", write.rkey}};
-  if (write.record) json["value"] = schema::to_json(*write.record);
-  if (write.note) json["value"] = schema::to_json(*write.note);
+  if (auto value = write.value()) json["value"] = std::move(*value);
   return json;
 }
 
@@ -116,16 +115,17 @@ Result<Committed> PdsSink::commit(schema::Store& store, const std::string& did,
       op.rkey = writes[i].rkey;
       op.rev = rev;
       op.collection = writes[i].collection;
-      if (writes[i].record || writes[i].note) {
+      if (writes[i].kind != schema::OpKind::kDelete) {
         op.cid = firehose::json_text((*results)[i - start], {"cid"});
         if (op.cid.empty()) {
-          auto cid = writes[i].record ? record_cid(*writes[i].record) : record_cid(*writes[i].note);
+          auto cid = record_cid(writes[i]);
           if (!cid) return std::unexpected(cid.error());
-          op.cid = std::move(*cid);
+          op.cid = cid->value_or("");
         }
         op.record = writes[i].record;
         op.note = writes[i].note;
-        if (op.record) committed.cids[op.rkey] = op.cid;
+        op.kept = writes[i].kept;
+        if (op.record || op.kept) committed.cids[op.rkey] = op.cid;
       }
       applied.ops.push_back(std::move(op));
     }

@@ -270,6 +270,11 @@ Result<Placement> place(schema::Store& store, const std::string& did, const Neig
   if (intent.parent_rkey) {
     auto parent = store.read().node(did, *intent.parent_rkey);
     if (!parent) return std::unexpected(parent.error());
+    if (parent->mirror_of) {
+      return fail(ErrorCode::kInvalidRequest, *intent.parent_rkey + " is a mirror: it stands for " +
+                                                  *parent->mirror_of +
+                                                  " and has no children of its own");
+    }
     parent_uri = group;
   }
   for (int retry = 0;; ++retry) {

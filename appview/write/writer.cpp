@@ -7,6 +7,7 @@
 #include "firehose/records.hpp"
 #include "ordering/random_source.hpp"
 #include "schema/datetime.hpp"
+#include "schema/outline_record.hpp"
 #include "schema/sqlite.hpp"
 #include "schema/syntax.hpp"
 
@@ -24,6 +25,11 @@ Result<schema::NodeRecord> current_record(schema::Store& store, const std::strin
                                           schema::NodeRow* row_out = nullptr) {
   auto row = store.read().node(did, rkey);
   if (!row) return std::unexpected(row.error());
+  if (row->mirror_of) {
+    return fail(ErrorCode::kInvalidRequest,
+                rkey + " is a mirror (app.bulleted.mirror) of " + *row->mirror_of +
+                    ": edit its original; a mirror is moved or deleted");
+  }
   auto json = nlohmann::json::parse(row->record_json, nullptr, false);
   auto record = schema::parse_node_record(json);
   if (!record)
@@ -87,11 +93,42 @@ Result<void> push_written(schema::Store& store, const std::string& did, const st
   return {};
 }
 
-// The re-keys a placement asked for, as updates of the siblings' records.
+// A mirror's record (`row` its row) written again with `parent` (unless
+// kept) and `sort_key`.
+Result<RecordWrite> mirror_write(const schema::NodeRow& row,
+                                 const std::optional<std::optional<std::string>>& parent,
+                                 const std::string& sort_key) {
+  auto json = nlohmann::json::parse(row.record_json, nullptr, false);
+  if (!json.is_object()) {
+    return fail(ErrorCode::kInternal, "stored mirror " + row.rkey + " is unreadable");
+  }
+  json["$type"] = schema::kMirrorCollection;
+  json["sortKey"] = sort_key;
+  if (parent) {
+    if (*parent) {
+      json["parent"] = **parent;
+    } else {
+      json.erase("parent");
+    }
+  }
+  return RecordWrite{schema::OpKind::kUpdate,     row.rkey,     std::nullopt,
+                     schema::Collection::kMirror, std::nullopt, std::move(json)};
+}
+
+// The re-keys a placement asked for, as updates of the siblings' records
+// (a mirror among them is its mirror record).
 Result<std::vector<RecordWrite>> rekey_writes(schema::Store& store, const std::string& did,
                                               const Placement& placement) {
   std::vector<RecordWrite> writes;
   for (const auto& [rkey, key] : placement.rekeys) {
+    auto row = store.read().node(did, rkey);
+    if (!row) return std::unexpected(row.error());
+    if (row->mirror_of) {
+      auto write = mirror_write(*row, std::nullopt, key);
+      if (!write) return std::unexpected(write.error());
+      writes.push_back(std::move(*write));
+      continue;
+    }
     auto record = current_record(store, did, rkey);
     if (!record) return std::unexpected(record.error());
     record->sort_key = key;
@@ -110,14 +147,18 @@ Result<WriteResult> result_of(const std::string& did, const std::string& rkey,
   auto cid = committed.cids.find(rkey);
   if (cid == committed.cids.end()) return fail(ErrorCode::kInternal, "the write lost its own op");
   auto own = std::find_if(writes.rbegin(), writes.rend(), [&](const RecordWrite& write) {
-    return write.collection == schema::Collection::kNode && write.rkey == rkey;
+    return (write.collection == schema::Collection::kNode ||
+            write.collection == schema::Collection::kMirror) &&
+           write.rkey == rkey;
   });
   if (own == writes.rend()) return fail(ErrorCode::kInternal, "the write lost its own op");
-  const auto& record = own->record;
-  return WriteResult{schema::record_uri(did, schema::kNodeCollection, rkey),
+  std::optional<std::string> sort_key;
+  if (own->record) sort_key = own->record->sort_key;
+  if (own->kept) sort_key = own->kept->value("sortKey", "");
+  return WriteResult{schema::record_uri(did, schema::collection_name(own->collection), rkey),
                      rkey,
                      cid->second,
-                     record ? record->sort_key : std::nullopt,
+                     std::move(sort_key),
                      committed.rev,
                      retries};
 }
@@ -144,6 +185,29 @@ Result<std::string> record_cid(const schema::NoteRecord& note) {
   return firehose::Cid::of_dag_cbor(*block).str();
 }
 
+Result<std::optional<std::string>> record_cid(const RecordWrite& write) {
+  Result<std::string> cid = std::string();
+  if (write.record) {
+    cid = record_cid(*write.record);
+  } else if (write.note) {
+    cid = record_cid(*write.note);
+  } else if (write.kept) {
+    auto block = firehose::encode_json_block(*write.kept);
+    if (!block) return std::unexpected(block.error());
+    cid = firehose::Cid::of_dag_cbor(*block).str();
+  } else {
+    return std::optional<std::string>();
+  }
+  if (!cid) return std::unexpected(cid.error());
+  return std::optional<std::string>(std::move(*cid));
+}
+
+std::optional<nlohmann::json> RecordWrite::value() const {
+  if (record) return schema::to_json(*record);
+  if (note) return schema::to_json(*note);
+  return kept;
+}
+
 void push_created(const std::string& did, const std::string& rkey, schema::NodeRecord record,
                   std::vector<RecordWrite>& writes) {
   std::optional<std::string> note = std::move(record.note);
@@ -168,17 +232,14 @@ Result<Committed> LocalSink::commit(schema::Store& store, const std::string& did
     op.rkey = write.rkey;
     op.rev = committed.rev;
     op.collection = write.collection;
-    if (write.record) {
-      auto cid = record_cid(*write.record);
-      if (!cid) return std::unexpected(cid.error());
-      op.cid = std::move(*cid);
-      op.record = *write.record;
-      committed.cids[write.rkey] = op.cid;
-    } else if (write.note) {
-      auto cid = record_cid(*write.note);
-      if (!cid) return std::unexpected(cid.error());
-      op.cid = std::move(*cid);
-      op.note = *write.note;
+    auto cid = record_cid(write);
+    if (!cid) return std::unexpected(cid.error());
+    if (*cid) {
+      op.cid = std::move(**cid);
+      op.record = write.record;
+      op.note = write.note;
+      op.kept = write.kept;
+      if (write.record || write.kept) committed.cids[write.rkey] = op.cid;
     }
     batch.ops.push_back(std::move(op));
   }
@@ -338,8 +399,8 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
   const std::string target = schema::target_group(did, intent.parent_rkey);
   auto guard = lock(did, {existing->group, target});
   return with_refresh<WriteResult>(store, did, [&](int refreshes) -> Result<WriteResult> {
-    auto record = current_record(store, did, rkey);
-    if (!record) return std::unexpected(record.error());
+    auto row = store.read().node(did, rkey);
+    if (!row) return std::unexpected(row.error());
     // Under the node itself or any descendant: the subtree would leave the tree.
     if (intent.parent_rkey) {
       if (*intent.parent_rkey == rkey)
@@ -365,13 +426,22 @@ Result<WriteResult> Writer::move(schema::Store& store, const std::string& did,
     }
     auto placement = place(store, did, intent, rkey, thread_jitter(), faults_);
     if (!placement) return std::unexpected(placement.error());
-    record->parent = placement->parent_uri;
-    record->sort_key = placement->sort_key;
-    record->sort_key_valid = true;
     auto writes = rekey_writes(store, did, *placement);
     if (!writes) return std::unexpected(writes.error());
-    if (auto r = push_written(store, did, rkey, std::move(*record), std::nullopt, *writes); !r) {
-      return std::unexpected(r.error());
+    if (row->mirror_of) {
+      // A mirror moves as its own record.
+      auto write = mirror_write(*row, placement->parent_uri, placement->sort_key);
+      if (!write) return std::unexpected(write.error());
+      writes->push_back(std::move(*write));
+    } else {
+      auto record = current_record(store, did, rkey);
+      if (!record) return std::unexpected(record.error());
+      record->parent = placement->parent_uri;
+      record->sort_key = placement->sort_key;
+      record->sort_key_valid = true;
+      if (auto r = push_written(store, did, rkey, std::move(*record), std::nullopt, *writes); !r) {
+        return std::unexpected(r.error());
+      }
     }
     auto committed = sink_.commit(store, did, *writes);
     if (!committed) return std::unexpected(committed.error());
@@ -423,10 +493,18 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
   auto guard = lock(did, {row->group, schema::children_group(did, rkey)}, TreeAccess::kExclusive);
   return with_refresh<std::size_t>(store, did, [&](int) -> Result<std::size_t> {
     if (auto still = store.read().node(did, rkey); !still) return std::unexpected(still.error());
-    // The subtree, breadth first; a parent cycle is visited once.
+    // The subtree, breadth first; a parent cycle is visited once. A mirror
+    // has no children of its own (whatever names its key as a parent stays).
     std::vector<std::string> doomed{rkey};
     std::set<std::string> seen{rkey};
+    std::set<std::string> mirrors;
     for (std::size_t i = 0; i < doomed.size(); ++i) {
+      auto at = store.read().node(did, doomed[i]);
+      if (!at) return std::unexpected(at.error());
+      if (at->mirror_of) {
+        mirrors.insert(doomed[i]);
+        continue;
+      }
       auto children = store.read().child_rkeys(schema::children_group(did, doomed[i]));
       if (!children) return std::unexpected(children.error());
       for (auto& child : *children) {
@@ -434,9 +512,14 @@ Result<std::size_t> Writer::remove(schema::Store& store, const std::string& did,
       }
     }
     // Children first: a sink that must split the subtree over several
-    // commits never leaves a child without its parent.
+    // commits never leaves a child without its parent. A mirror among them
+    // (or the row deleted) goes as its mirror record.
     std::vector<RecordWrite> writes;
     for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) {
+      if (mirrors.contains(*it)) {
+        writes.push_back({schema::OpKind::kDelete, *it, std::nullopt, schema::Collection::kMirror});
+        continue;
+      }
       if (auto r = push_written(store, did, *it, std::nullopt, std::nullopt, writes); !r) {
         return std::unexpected(r.error());
       }

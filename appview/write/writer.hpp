@@ -56,6 +56,9 @@ struct RecordWrite {
   std::optional<schema::NodeRecord> record;  // a node's creates and updates
   schema::Collection collection = schema::Collection::kNode;
   std::optional<schema::NoteRecord> note;  // a note's creates and updates
+  std::optional<nlohmann::json> kept;      // a mirror's creates and updates
+  // The record written, as the PDS takes it; none for a delete.
+  std::optional<nlohmann::json> value() const;
 };
 
 struct Committed {
@@ -186,6 +189,8 @@ class Writer {
 // sha2-256, of firehose::encode_record_block).
 Result<std::string> record_cid(const schema::NodeRecord& record);
 Result<std::string> record_cid(const schema::NoteRecord& note);
+// The CID of whichever record a write carries (none: a delete).
+Result<std::optional<std::string>> record_cid(const RecordWrite& write);
 
 // The writes that create the node `rkey` of `did` from `record`: the node
 // record (never with a note inside it), then, when it has a note, the note

@@ -2,15 +2,32 @@
 
 #include <algorithm>
 
+#include "schema/outline_record.hpp"
 #include "schema/syntax.hpp"
 
 namespace bulleted::appview {
+
+namespace {
+
+std::string_view collection_of(const schema::NodeRowView& row) {
+  return row.mirror_of ? schema::kMirrorCollection : schema::kNodeCollection;
+}
+
+// A mirror's row: the original it stands for, not expanded. It has no
+// children, display or note of its own.
+void write_mirror(JsonWriter& json, const schema::NodeRowView& row) {
+  json.key("mirror").begin_object();
+  json.key("original").string(*row.mirror_of);
+  json.end_object();
+}
+
+}  // namespace
 
 // No field is ever null: an absent value is an absent field (the lexicons
 // declare no nullable field; the standard clients refuse a null).
 void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   json.begin_object();
-  json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
+  json.key("uri").string_of({"at://", row.did, "/", collection_of(row), "/", row.rkey});
   json.key("rkey").string(row.rkey);
   json.key("cid").string(row.cid);
   json.key("sortKey").string(row.sort_key_raw.value_or(""));
@@ -22,10 +39,15 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
   if (row.completed) json.key("completedAt").string(row.completed_at.value_or(row.created_at));
   json.key("createdAt").string(row.created_at);
   if (row.layout) json.key("layout").string(*row.layout);
-  if (row.display) json.key("display").string(*row.display);
-  json.key("childCount").number(row.child_count);
+  if (row.mirror_of) {
+    json.key("childCount").number(0);
+    write_mirror(json, row);
+  } else {
+    if (row.display) json.key("display").string(*row.display);
+    json.key("childCount").number(row.child_count);
+  }
   if (row.parent_rkey) json.key("parent").string(*row.parent_rkey);
-  if (row.note) json.key("note").string(*row.note);
+  if (row.note && !row.mirror_of) json.key("note").string(*row.note);
   if (row.unattached) json.key("unattached").boolean(true);
   // As the index keeps them: checked and written as JSON with the row.
   if (row.facets) json.key("facets").raw(*row.facets);
@@ -34,23 +56,24 @@ void write_node_view(JsonWriter& json, const schema::NodeRowView& row) {
 
 void write_outline_row(JsonWriter& json, const schema::NodeRowView& row) {
   json.begin_object();
-  json.key("uri").string_of({"at://", row.did, "/", schema::kNodeCollection, "/", row.rkey});
+  json.key("uri").string_of({"at://", row.did, "/", collection_of(row), "/", row.rkey});
   json.key("cid").string(row.cid);
   json.key("rkey").string(row.rkey);
   json.key("did").string(row.did);
   json.key("sortKey").string(row.sort_key_raw.value_or(""));
   json.key("text").string(row.text);
   if (row.facets) json.key("facets").raw(*row.facets);
-  if (row.layout) json.key("layout").string(*row.layout);
-  if (row.display) json.key("display").string(*row.display);
+  if (row.layout && !row.mirror_of) json.key("layout").string(*row.layout);
+  if (row.display && !row.mirror_of) json.key("display").string(*row.display);
+  if (row.mirror_of) write_mirror(json, row);
   if (row.parent_rkey) {
     json.key("parent").string_of(
         {"at://", row.did, "/", schema::kNodeCollection, "/", *row.parent_rkey});
   }
   json.key("createdAt").string(row.created_at);
-  json.key("childCount").number(row.child_count);
+  json.key("childCount").number(row.mirror_of ? 0 : row.child_count);
   if (row.completed) json.key("completedAt").string(row.completed_at.value_or(row.created_at));
-  if (row.note) json.key("note").string(*row.note);
+  if (row.note && !row.mirror_of) json.key("note").string(*row.note);
   json.end_object();
 }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
 import {
-  Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, publishedLexicons, sleep, startAppview,
+  Runner, Xrpc, assert, assertEqual, freePort, listRecords, openEventStream, projectLexicons, publishedLexicons, sleep, startAppview,
   startPds, stopProcess, testNetworkEnv, waitFor, waitForConnection,
 } from './lib.mjs';
 
@@ -42,7 +42,7 @@ async function startIndexer() {
 function indexed(did) {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(did);
+    return db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? AND mirror_of IS NULL ORDER BY rkey').all(did);
   } finally {
     db.close();
   }
@@ -266,7 +266,7 @@ try {
     const rejectedNow = await rejected();
     await apply([
       write('create', 'app.bulleted.mirror', 'mirrorbob', { $type: 'app.bulleted.mirror', original: uri(bob.did, 'b1'),
-        sortKey: 'b3', parent: uri(alice.did, 'pubroot'), createdAt: now() }),
+        sortKey: 'a3', parent: uri(alice.did, 'pubroot'), createdAt: now() }),
       write('create', 'app.bulleted.mirror', 'mirrorbad', { $type: 'app.bulleted.mirror',
         original: `at://${bob.did}/app.bsky.feed.post/3k2a`, sortKey: 'b4', createdAt: now() }),
       write('create', 'app.bulleted.comment', 'commentone', { $type: 'app.bulleted.comment', subject: uri(alice.did, 'pubroot'),
@@ -285,6 +285,24 @@ try {
     const expected = ['app.bulleted.comment/commentone', 'app.bulleted.commentPolicy/self', 'app.bulleted.mirror/mirrorbob'];
     await waitFor('the kept records', async () => JSON.stringify(kept()) === JSON.stringify(expected), 30000, 100);
     assert(await rejected() > rejectedNow, 'the mirror of a post was counted');
+    // The mirror is a row of pubroot's sibling group, in its key's place,
+    // standing for its original (not expanded), in every read.
+    const children = await (await fetch(`${base}.getChildren?repo=${alice.did}&parent=pubroot`)).json();
+    projectLexicons().assertValidXrpcOutput('app.bulleted.getChildren', children);
+    const row = children.nodes.find((n) => n.rkey === 'mirrorbob');
+    assertEqual([row?.uri, row?.mirror, row?.childCount, row?.text],
+      [`at://${alice.did}/app.bulleted.mirror/mirrorbob`, { original: uri(bob.did, 'b1') }, 0, ''], 'the mirror in getChildren');
+    assertEqual(children.nodes.slice(0, 2).map((n) => n.rkey), ['pubnext', 'mirrorbob'],
+      'after a1, before the malformed keys');
+    const zoomed = await titled('&node=pubroot');
+    publishedLexicons().assertValidXrpcOutput('app.bulleted.getOutline', zoomed);
+    const outlineRow = zoomed.nodes.find((n) => n.rkey === 'mirrorbob');
+    assertEqual([outlineRow?.mirror, outlineRow?.did, outlineRow?.display],
+      [{ original: uri(bob.did, 'b1') }, alice.did, undefined], 'the mirror in getOutline');
+    assertEqual(zoomed.root.childCount, children.nodes.length, 'counted among the children');
+    await apply([write('delete', 'app.bulleted.mirror', 'mirrorbob')]);
+    await waitFor('the mirror deleted', async () => !(await (await fetch(`${base}.getChildren?repo=${alice.did}&parent=pubroot`))
+      .json()).nodes.some((n) => n.rkey === 'mirrorbob'), 30000, 100);
     await apply([write('delete', 'app.bulleted.comment', 'commentone')]);
     await waitFor('a deleted comment', async () => !kept().includes('app.bulleted.comment/commentone'), 30000, 100);
   });
@@ -390,7 +408,7 @@ try {
       '--db', fresh], { encoding: 'utf8' });
     assert(/backfilled/.test(out), `backfill reported: ${out}`);
     const db = new Database(fresh, { readonly: true });
-    const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(alice.did);
+    const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? AND mirror_of IS NULL ORDER BY rkey').all(alice.did);
     db.close();
     assertEqual(rows, await pdsState(alice.did), 'backfilled rows equal listRecords');
     // --all lists the source's repos (a PDS: listRepos) and does each.
@@ -401,7 +419,7 @@ try {
     const allDb = new Database(everything, { readonly: true });
     try {
       for (const account of [alice, bob]) {
-        assertEqual(allDb.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(account.did),
+        assertEqual(allDb.prepare('SELECT rkey, cid FROM nodes WHERE did = ? AND mirror_of IS NULL ORDER BY rkey').all(account.did),
           await pdsState(account.did), `backfill --all: ${account.handle} equals listRecords`);
       }
     } finally {
@@ -431,7 +449,7 @@ try {
       const db = new Database(replicaDb, { readonly: true });
       try {
         for (const account of [alice, bob]) {
-          const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? ORDER BY rkey').all(account.did);
+          const rows = db.prepare('SELECT rkey, cid FROM nodes WHERE did = ? AND mirror_of IS NULL ORDER BY rkey').all(account.did);
           assertEqual(rows, await pdsState(account.did), `the replica's ${account.handle} equals listRecords`);
           assertEqual(rows, indexed(account.did), `the replica's ${account.handle} equals the first replica's`);
         }

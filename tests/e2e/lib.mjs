@@ -272,6 +272,22 @@ export function publishedLexicons() {
     .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'))));
 }
 
+// The project's own lexicons (schema/lexicons, every file), as a frontend
+// loads them into the official package.
+export function projectLexicons() {
+  const { Lexicons } = harnessRequire('@atproto/lexicon');
+  const docs = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.json')) docs.push(JSON.parse(fs.readFileSync(full, 'utf8')));
+    }
+  };
+  walk(path.join(here, '..', '..', 'schema', 'lexicons'));
+  return new Lexicons(docs);
+}
+
 export async function listRecords(xrpc, did, collection = 'app.bulleted.node') {
   const records = [];
   let cursor;

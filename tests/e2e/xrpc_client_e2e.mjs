@@ -11,29 +11,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Runner, assert, assertEqual, freePort, here, startPds, stopProcess, track, waitFor } from './lib.mjs';
+import {
+  Runner, assert, assertEqual, freePort, projectLexicons, startPds, stopProcess, track, waitFor,
+} from './lib.mjs';
 
 const harness = createRequire(new URL('./pds/package.json', import.meta.url));
 const load = (name) => import(pathToFileURL(harness.resolve(name)).href);
 const { XrpcClient, XRPCError, XRPCInvalidResponseError } = await load('@atproto/xrpc');
-const { Lexicons } = await load('@atproto/lexicon');
 
 const [binary, workdir] = process.argv.slice(2);
 fs.mkdirSync(workdir, { recursive: true });
 const runner = new Runner();
 
 // The project's lexicons, as a frontend would load them.
-const lexiconRoot = path.join(here, '..', '..', 'schema', 'lexicons');
-const docs = [];
-const walk = (dir) => {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) walk(full);
-    else if (entry.name.endsWith('.json')) docs.push(JSON.parse(fs.readFileSync(full, 'utf8')));
-  }
-};
-walk(lexiconRoot);
-const lexicons = new Lexicons(docs);
+const lexicons = projectLexicons();
 const declared = (nsid) => new Set((lexicons.getDef(nsid)?.errors ?? []).map((e) => e.name));
 // The error names XRPC itself defines, valid for any method.
 const STANDARD = new Set(['InvalidRequest', 'AuthenticationRequired', 'Forbidden', 'ExpiredToken', 'InvalidToken',
@@ -326,7 +317,7 @@ try {
   await runner.test('every method of the lexicons was called through the client', async () => {
     // streamChanges answers an event stream, which this client reads to
     // its end: browsers follow it with EventSource (tests/e2e/streams_e2e.mjs).
-    const methods = docs.filter((d) => d.id.startsWith('app.bulleted.') && ['query', 'procedure'].includes(d.defs.main?.type))
+    const methods = [...lexicons.docs.values()].filter((d) => d.id.startsWith('app.bulleted.') && ['query', 'procedure'].includes(d.defs.main?.type))
       .map((d) => d.id.slice('app.bulleted.'.length)).filter((m) => m !== 'streamChanges');
     const missing = methods.filter((m) => !calls.has(m));
     assertEqual(missing, [], 'methods never answered successfully');

@@ -2,6 +2,7 @@
 // the depth bound, the byte bound, and NotFound for whatever is not shown.
 #include <gtest/gtest.h>
 
+#include "schema/note_record.hpp"
 #include "schema/outline_record.hpp"
 #include "schema/store.hpp"
 #include "tests/support/index_fixture.hpp"
@@ -198,6 +199,113 @@ TEST_F(OutlineTest, MirrorsCommentsAndPoliciesAreKeptByRevWithTombstones) {
   EXPECT_NE(dump->find("record_tombstone\tdid:plc:alice\tapp.bulleted.comment\tc1"),
             std::string::npos);
   EXPECT_NE(dump->find("kept\tdid:plc:alice\tapp.bulleted.mirror\tm1"), std::string::npos);
+}
+
+RecordOp mirror_op(const std::string& rkey, nlohmann::json json, std::uint64_t rev) {
+  json["$type"] = "app.bulleted.mirror";
+  json["createdAt"] = "2026-11-30T12:00:00.000Z";
+  if (!json.contains("original")) json["original"] = "at://did:plc:bob/app.bulleted.node/3kabc";
+  auto parsed = parse_kept_record(kMirrorCollection, json, kAlice, rkey);
+  EXPECT_TRUE(parsed.has_value()) << parsed.error();
+  RecordOp op;
+  op.collection = Collection::kMirror;
+  op.did = kAlice;
+  op.rkey = rkey;
+  op.rev = testing::rev(rev);
+  op.cid = "bafymirror" + rkey + std::to_string(rev);
+  op.kept = std::move(*parsed);
+  return op;
+}
+
+RecordOp mirror_delete(const std::string& rkey, std::uint64_t rev) {
+  RecordOp op = testing::remove(kAlice, rkey, rev);
+  op.collection = Collection::kMirror;
+  return op;
+}
+
+TEST_F(OutlineTest, AMirrorIsARowOfItsParentsSiblingGroupInKeyOrder) {
+  apply({mirror_op("m", {{"parent", testing::node_uri(kAlice, "a")}, {"sortKey", "a0V"}}, 1)});
+  auto all = walk({.did = kAlice, .depth = 5, .limit = 100});
+  EXPECT_EQ(rkeys(all), (std::vector<std::string>{"a", "b", "c", "d", "m", "e", "f"}));
+  EXPECT_EQ(all.nodes[4].child_count, 0);
+  auto m = store_->read().node(kAlice, "m");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->mirror_of, "at://did:plc:bob/app.bulleted.node/3kabc");
+  EXPECT_EQ(m->text, "");
+  EXPECT_EQ(m->uri(), "at://did:plc:alice/app.bulleted.mirror/m");
+  EXPECT_EQ(all.nodes[0].child_count, 3) << "a's children: b, the mirror, e";
+  auto page = store_->read().children({.did = kAlice, .parent_rkey = "a"});
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->nodes.size(), 3u);
+  EXPECT_EQ(page->nodes[1].rkey, "m");
+  EXPECT_EQ(page->nodes[1].mirror_of, m->mirror_of);
+  // At the top level, without a parent; a malformed key sorts last.
+  apply({mirror_op("top", {{"sortKey", "not a key"}}, 1)});
+  EXPECT_EQ(rkeys(walk({.did = kAlice, .depth = 1, .limit = 100})),
+            (std::vector<std::string>{"a", "f", "top"}));
+}
+
+TEST_F(OutlineTest, AMirrorHasNoChildrenAndNoNoteOfItsOwn) {
+  apply({mirror_op("m", {{"sortKey", "a5"}}, 1),
+         upsert({.rkey = "under", .parent_rkey = "m", .sort_key = "a0", .text = "hidden"})});
+  auto all = walk({.did = kAlice, .depth = 5, .limit = 100});
+  EXPECT_EQ(rkeys(all), (std::vector<std::string>{"a", "b", "c", "d", "e", "f", "m"}))
+      << "what names a mirror's key as its parent is not walked into";
+  EXPECT_EQ(all.nodes.back().child_count, 0);
+  RecordOp note;
+  note.collection = Collection::kNote;
+  note.did = kAlice;
+  note.rkey = "m";
+  note.rev = testing::rev(2);
+  note.cid = "bafynote";
+  note.note = make_note(kAlice, "m", "not a mirror's", "2026-11-30T12:00:00.000Z");
+  apply({note});
+  auto row = store_->read().node(kAlice, "m");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_FALSE(row->note.has_value());
+}
+
+TEST_F(OutlineTest, AMirrorsRowFollowsItsRecordByRevAndLeavesWithItsDelete) {
+  apply({mirror_op("m", {{"parent", testing::node_uri(kAlice, "a")}, {"sortKey", "a0V"}}, 2)});
+  apply({mirror_op("m", {{"sortKey", "a9"}}, 1)});  // older: ignored
+  EXPECT_EQ(walk({.did = kAlice, .depth = 1, .limit = 100}).nodes[0].child_count, 3);
+  apply({mirror_op("m", {{"sortKey", "a9"}}, 3)});  // moved to the top level
+  EXPECT_EQ(rkeys(walk({.did = kAlice, .depth = 1, .limit = 100})),
+            (std::vector<std::string>{"a", "f", "m"}));
+  auto before = store_->read().changes(kAlice, "0", 100, kUnboundedBytes);
+  ASSERT_TRUE(before.has_value());
+  apply({mirror_delete("m", 4), mirror_op("m", {{"sortKey", "a9"}}, 3)});
+  EXPECT_EQ(rkeys(walk({.did = kAlice, .depth = 1, .limit = 100})),
+            (std::vector<std::string>{"a", "f"}))
+      << "deleted, and the replay stays out";
+  auto after = store_->read().changes(kAlice, before->cursor, 100, kUnboundedBytes);
+  ASSERT_TRUE(after.has_value());
+  ASSERT_EQ(after->changes.size(), 1u);
+  EXPECT_TRUE(after->changes[0].deleted);
+  EXPECT_EQ(after->changes[0].rkey, "m");
+}
+
+TEST_F(OutlineTest, ANodeAndAMirrorAtOneKeyAreTheNodesRow) {
+  // A mirror at a node's key never takes its row.
+  apply({mirror_op("b", {{"sortKey", "a9"}}, 5)});
+  auto b = store_->read().node(kAlice, "b");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_FALSE(b->mirror_of.has_value());
+  EXPECT_EQ(b->text, "text");
+  // A node where a mirror was takes the row, whatever the revs; the
+  // mirror's delete then leaves the node, and the node's delete a mirror.
+  apply({mirror_op("k", {{"sortKey", "a9"}}, 5)});
+  apply({upsert({.rkey = "k", .sort_key = "a8", .text = "a node", .rev = 2})});
+  auto k = store_->read().node(kAlice, "k");
+  ASSERT_TRUE(k.has_value());
+  EXPECT_FALSE(k->mirror_of.has_value());
+  EXPECT_EQ(k->text, "a node");
+  apply({mirror_delete("k", 6)});
+  EXPECT_TRUE(store_->read().node(kAlice, "k").has_value());
+  apply({mirror_op("j", {{"sortKey", "a9"}}, 5), testing::remove(kAlice, "j", 6)});
+  auto j = store_->read().node(kAlice, "j");
+  ASSERT_TRUE(j.has_value());
+  EXPECT_TRUE(j->mirror_of.has_value());
 }
 
 TEST(KeptRecordTest, ThePublishedRequiredFieldsAndTheirTypes) {

@@ -25,7 +25,7 @@ inline Result<void> rewind_schema(schema::Store& store, int version) {
        "DROP TABLE kept_records;"
        "ALTER TABLE repos DROP COLUMN collections_read;"
        "ALTER TABLE import_jobs DROP COLUMN runner; ALTER TABLE import_jobs DROP COLUMN "
-       "lease_until;"},
+       "lease_until; ALTER TABLE nodes DROP COLUMN mirror_of;"},
       {14,
        "ALTER TABLE nodes DROP COLUMN completed_at; ALTER TABLE nodes DROP COLUMN layout;"
        "ALTER TABLE nodes DROP COLUMN display;"},

@@ -17,6 +17,7 @@
 #include "appview/write/writer.hpp"
 #include "appview/xrpc/xrpc.hpp"
 #include "ordering/random_source.hpp"
+#include "schema/outline_record.hpp"
 #include "schema/syntax.hpp"
 #include "tests/support/index_fixture.hpp"
 #include "tests/support/store_fixtures.hpp"
@@ -340,6 +341,67 @@ TEST_F(WritePathTest, WritesHoldToThePublishedRecordsLimitsAndCompleteWithComple
   EXPECT_EQ(
       fields_of(heading->rkey),
       (std::pair<std::optional<std::string>, std::optional<std::string>>{"todo", std::nullopt}));
+}
+
+// A mirror of Bob's bullet at `rkey`, as a third-party client writes it.
+schema::RecordOp mirror_op(const std::string& rkey, const std::optional<std::string>& parent,
+                           const std::string& sort_key) {
+  nlohmann::json json = {{"$type", "app.bulleted.mirror"},
+                         {"original", "at://did:plc:bob/app.bulleted.node/3kabc"},
+                         {"sortKey", sort_key},
+                         {"createdAt", "2026-11-30T12:00:00.000Z"}};
+  if (parent) json["parent"] = testing::node_uri(kDid, *parent);
+  auto kept = schema::parse_kept_record(schema::kMirrorCollection, json, kDid, rkey);
+  EXPECT_TRUE(kept.has_value()) << kept.error();
+  schema::RecordOp op;
+  op.collection = schema::Collection::kMirror;
+  op.did = kDid;
+  op.rkey = rkey;
+  op.rev = testing::rev(1);
+  op.cid = "bafymirror" + rkey;
+  op.kept = std::move(*kept);
+  return op;
+}
+
+TEST_F(WritePathTest, AMirrorIsMovedReKeyedAndDeletedAsItsOwnRecordAndNeverEdited) {
+  LocalSink sink(clock_);
+  Writer writer(locks_, clock_, sink);
+  apply({testing::upsert({.did = kDid, .rkey = "a", .sort_key = "a0"}),
+         mirror_op("b", std::nullopt, "a0"),
+         testing::upsert({.did = kDid, .rkey = "p", .sort_key = "a5"})});
+  auto record_of = [&](const std::string& rkey) {
+    auto row = store_->read().node(kDid, rkey);
+    EXPECT_TRUE(row.has_value());
+    return row ? nlohmann::json::parse(row->record_json) : nlohmann::json();
+  };
+  // Placed between a and the mirror b (one key): b is re-keyed, as a mirror.
+  auto between = writer.create(*store_, kDid, {.after_rkey = "a"}, {.text = "between"});
+  ASSERT_TRUE(between.has_value()) << between.error().message;
+  EXPECT_EQ(order(), (std::vector<std::string>{"a", between->rkey, "b", "p"}));
+  EXPECT_EQ(record_of("b")["$type"], "app.bulleted.mirror");
+  EXPECT_NE(record_of("b")["sortKey"], "a0");
+  EXPECT_EQ(record_of("b")["original"], "at://did:plc:bob/app.bulleted.node/3kabc");
+  // Moved under p: its own record, with its parent.
+  auto moved = writer.move(*store_, kDid, "b", {.parent_rkey = "p"});
+  ASSERT_TRUE(moved.has_value()) << moved.error().message;
+  EXPECT_EQ(moved->uri, "at://did:plc:alice/app.bulleted.mirror/b");
+  EXPECT_EQ(record_of("b")["parent"], testing::node_uri(kDid, "p"));
+  EXPECT_EQ(order(), (std::vector<std::string>{"a", between->rkey, "p"}));
+  // Never edited, never a parent.
+  auto edited = writer.update(*store_, kDid, "b", {.text = std::string("no")});
+  ASSERT_FALSE(edited.has_value());
+  EXPECT_EQ(edited.error().code, ErrorCode::kInvalidRequest);
+  auto under = writer.create(*store_, kDid, {.parent_rkey = "b"}, {.text = "under"});
+  ASSERT_FALSE(under.has_value());
+  EXPECT_EQ(under.error().code, ErrorCode::kInvalidRequest);
+  // p's subtree goes with its mirror, as a mirror record's delete.
+  auto removed = writer.remove(*store_, kDid, "p");
+  ASSERT_TRUE(removed.has_value()) << removed.error().message;
+  EXPECT_EQ(*removed, 2u);
+  EXPECT_FALSE(store_->read().node(kDid, "b").has_value());
+  auto records = store_->read().indexed_records(kDid);
+  ASSERT_TRUE(records.has_value());
+  for (const auto& r : *records) EXPECT_NE(r.collection, schema::Collection::kMirror) << r.rkey;
 }
 
 TEST_F(WritePathTest, CreatesBatchedOnOneGroupAllLandInTheirPlaces) {
