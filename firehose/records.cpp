@@ -45,6 +45,9 @@ class DagRecordFields final : public schema::RecordFields {
     return {Kind::kOther};
   }
   nlohmann::json facets_json() const override { return to_json(*value_.find("facets")); }
+  nlohmann::json rest_facets_json() const override {
+    return to_json(*value_.find(schema::kTextRestFacetsField));
+  }
 
  private:
   const DagValue& value_;
@@ -94,6 +97,7 @@ class BlockRecordFields final : public schema::RecordFields {
           if (!value) return false;
           field.kind = item.kind == CborKind::kArray ? Kind::kArray : Kind::kOther;
           if (text_is(key, "facets")) facets_ = std::move(*value);
+          if (key == schema::kTextRestFacetsField) rest_facets_ = std::move(*value);
           break;
         }
         default:
@@ -121,6 +125,7 @@ class BlockRecordFields final : public schema::RecordFields {
     return {};
   }
   nlohmann::json facets_json() const override { return to_json(facets_); }
+  nlohmann::json rest_facets_json() const override { return to_json(rest_facets_); }
 
  private:
   // Plain members only, left uninitialized until read: no clearing of 16
@@ -136,6 +141,7 @@ class BlockRecordFields final : public schema::RecordFields {
   std::array<Field, 16> fields_;
   std::size_t count_ = 0;
   DagValue facets_;
+  DagValue rest_facets_;
 };
 
 }  // namespace
@@ -154,23 +160,28 @@ std::expected<schema::NodeRecord, std::string> parse_record_block(std::string_vi
 Result<std::string> encode_record_block(const schema::NodeRecord& record) {
   constexpr unsigned kText = 3;
   constexpr unsigned kMap = 5;
-  std::optional<DagValue> facets;
-  if (record.facets.is_array()) {
-    // The data model's reader takes a record (an object): the facets go in one.
-    auto value = from_json(nlohmann::json{{"facets", record.facets}});
+  const schema::WrittenText written = schema::written_text(record.text, record.facets);
+  // The data model's reader takes a record (an object): facets go in one.
+  auto dag_of = [](const nlohmann::json& facets) -> Result<std::optional<DagValue>> {
+    if (!facets.is_array()) return std::optional<DagValue>();
+    auto value = from_json(nlohmann::json{{"facets", facets}});
     if (!value) return std::unexpected(value.error());
-    facets = *value->find("facets");
-  }
+    return std::optional<DagValue>(*value->find("facets"));
+  };
+  auto facets = dag_of(written.facets);
+  if (!facets) return std::unexpected(facets.error());
+  auto rest_facets = dag_of(written.rest_facets);
+  if (!rest_facets) return std::unexpected(rest_facets.error());
   std::string out;
   auto text = [&out](std::string_view value) {
     append_cbor_head(out, kText, value.size());
     out += value;
   };
   const auto completed_at = record.completed_since();
-  const std::size_t entries = 3 + (record.note ? 1 : 0) + (facets ? 1 : 0) +
-                              (record.layout ? 1 : 0) + (record.parent ? 1 : 0) +
-                              (record.display ? 1 : 0) + (record.sort_key ? 1 : 0) +
-                              (completed_at ? 1 : 0);
+  const std::size_t entries =
+      3 + (record.note ? 1 : 0) + (*facets ? 1 : 0) + (record.layout ? 1 : 0) +
+      (record.parent ? 1 : 0) + (record.display ? 1 : 0) + (record.sort_key ? 1 : 0) +
+      (completed_at ? 1 : 0) + (written.rest.empty() ? 0 : 1) + (*rest_facets ? 1 : 0);
   append_cbor_head(out, kMap, entries);
   // DAG-CBOR's order: shorter keys first, then byte order.
   if (record.note) {
@@ -178,12 +189,12 @@ Result<std::string> encode_record_block(const schema::NodeRecord& record) {
     text(*record.note);
   }
   text("text");
-  text(record.text);
+  text(written.text);
   text("$type");
   text(schema::kNodeCollection);
-  if (facets) {
+  if (*facets) {
     text("facets");
-    append_dag_cbor(out, *facets);
+    append_dag_cbor(out, **facets);
   }
   if (record.layout) {
     text("layout");
@@ -201,11 +212,19 @@ Result<std::string> encode_record_block(const schema::NodeRecord& record) {
     text("sortKey");
     text(*record.sort_key);
   }
+  if (!written.rest.empty()) {
+    text(schema::kTextRestField);
+    text(written.rest);
+  }
   text("createdAt");
   text(record.created_at);
   if (completed_at) {
     text("completedAt");
     text(*completed_at);
+  }
+  if (*rest_facets) {
+    text(schema::kTextRestFacetsField);
+    append_dag_cbor(out, **rest_facets);
   }
   return out;
 }

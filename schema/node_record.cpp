@@ -134,6 +134,87 @@ std::size_t count_graphemes(std::string_view text) {
   return count;
 }
 
+namespace {
+
+// The bytes of the longest prefix of `text` within both bounds, at a
+// grapheme boundary.
+std::size_t grapheme_cut(std::string_view text, std::size_t max_bytes, std::size_t max_graphemes) {
+  UErrorCode status = U_ZERO_ERROR;
+  UText* ut = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status);
+  std::unique_ptr<UText, decltype(&utext_close)> ut_guard(ut, &utext_close);
+  UBreakIterator* it = ubrk_open(UBRK_CHARACTER, "", nullptr, 0, &status);
+  std::unique_ptr<UBreakIterator, decltype(&ubrk_close)> it_guard(it, &ubrk_close);
+  if (!U_FAILURE(status)) ubrk_setUText(it, ut, &status);
+  std::size_t cut = 0;
+  if (U_FAILURE(status)) {
+    // Code points, never past the bounds.
+    std::size_t count = 0;
+    for (std::size_t i = 1; i <= text.size() && i <= max_bytes; ++i) {
+      if (i == text.size() || (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        if (++count > max_graphemes) break;
+        cut = i;
+      }
+    }
+    return cut;
+  }
+  std::size_t count = 0;
+  ubrk_first(it);
+  for (int32_t at = ubrk_next(it); at != UBRK_DONE; at = ubrk_next(it)) {
+    if (static_cast<std::size_t>(at) > max_bytes || ++count > max_graphemes) break;
+    cut = static_cast<std::size_t>(at);
+  }
+  return cut;
+}
+
+}  // namespace
+
+WrittenText written_text(std::string_view text, const nlohmann::json& facets, std::size_t max_bytes,
+                         std::size_t max_graphemes) {
+  // A grapheme is at least one byte: a text of at most max_graphemes bytes fits.
+  if (text.size() <= std::min(max_bytes, max_graphemes) ||
+      (text.size() <= max_bytes && count_graphemes(text) <= max_graphemes)) {
+    return WrittenText{text, {}, facets, nullptr};
+  }
+  const std::size_t cut = grapheme_cut(text, max_bytes, max_graphemes);
+  WrittenText out{text.substr(0, cut), text.substr(cut), nullptr, nullptr};
+  if (facets.is_array()) {
+    for (const auto& facet : facets) {
+      const auto* index = facet.is_object() && facet.contains("index") ? &facet["index"] : nullptr;
+      const bool first = index != nullptr && index->is_object() &&
+                         index->value("byteEnd", std::uint64_t{0}) <= cut;
+      nlohmann::json& into = first ? out.facets : out.rest_facets;
+      if (into.is_null()) into = nlohmann::json::array();
+      into.push_back(facet);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> read_whole_text(const RecordFields& fields, std::string_view text,
+                                           std::string& whole, nlohmann::json& facets) {
+  using Kind = RecordField::Kind;
+  const RecordField rest = fields.get(kTextRestField);
+  if (rest.kind == Kind::kString && !rest.text.empty()) {
+    if (text.size() + rest.text.size() > kMaxTextBytes) {
+      return "text is longer than " + std::to_string(kMaxTextBytes) + " bytes";
+    }
+    whole.reserve(text.size() + rest.text.size());
+    whole.assign(text);
+    whole.append(rest.text);
+  } else {
+    whole.assign(text);
+  }
+  if (auto reason = text_field_error("text", whole)) return reason;
+  facets = nullptr;
+  if (fields.get("facets").kind == Kind::kArray) facets = fields.facets_json();
+  if (fields.get(kTextRestFacetsField).kind == Kind::kArray) {
+    nlohmann::json more = fields.rest_facets_json();
+    if (!facets.is_array()) facets = nlohmann::json::array();
+    for (auto& facet : more) facets.push_back(std::move(facet));
+  }
+  return std::nullopt;
+}
+
 std::string root_group(std::string_view did) { return "at://" + std::string(did); }
 
 std::string children_group(std::string_view did, std::string_view rkey) {
@@ -169,8 +250,10 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
   }
   const RecordField text = fields.get("text");
   if (text.kind != Kind::kString) return std::unexpected(std::string(kTextRequired));
-  if (auto reason = text_field_error("text", text.text)) return std::unexpected(*reason);
-  record.text = text.text;
+  nlohmann::json facets;
+  if (auto reason = read_whole_text(fields, text.text, record.text, facets)) {
+    return std::unexpected(*reason);
+  }
 
   if (const RecordField note = fields.get("note");
       note.kind != Kind::kAbsent && note.kind != Kind::kNull) {
@@ -221,9 +304,7 @@ std::expected<NodeRecord, std::string> parse_node_record(const RecordFields& fie
     }
     *into = std::string(value.text);
   }
-  if (fields.get("facets").kind == Kind::kArray) {
-    record.facets = sanitize_facets(record.text, fields.facets_json());
-  }
+  if (facets.is_array()) record.facets = sanitize_facets(record.text, facets);
   return record;
 }
 
@@ -338,10 +419,16 @@ std::expected<nlohmann::json, std::string> clean_feature(const nlohmann::json& f
 }  // namespace
 
 nlohmann::json record_facets(std::string_view text, std::string_view record_json) {
-  if (record_json.find("\"facets\"") == std::string_view::npos) return nullptr;
+  if (record_json.find("acets\"") == std::string_view::npos) return nullptr;
   auto record = nlohmann::json::parse(record_json, nullptr, false);
-  if (!record.is_object() || !record.contains("facets")) return nullptr;
-  return sanitize_facets(text, record["facets"]);
+  if (!record.is_object()) return nullptr;
+  nlohmann::json facets = record.contains("facets") ? record["facets"] : nlohmann::json();
+  if (auto rest = record.find(kTextRestFacetsField); rest != record.end() && rest->is_array()) {
+    if (!facets.is_array()) facets = nlohmann::json::array();
+    for (const auto& facet : *rest) facets.push_back(facet);
+  }
+  if (facets.is_null()) return nullptr;
+  return sanitize_facets(text, facets);
 }
 
 namespace {
@@ -358,7 +445,15 @@ std::optional<std::string> served_facets(std::string_view text, std::string_view
 std::optional<std::string> served_facets(const NodeRecord& record) {
   // to_json_text writes "facets" only when they are an array.
   if (!record.facets.is_array()) return std::nullopt;
-  return served_form(sanitize_facets(record.text, record.facets));
+  // In the order a record written from it is read back (record_facets):
+  // those within the published limits first.
+  const WrittenText written = written_text(record.text, record.facets);
+  if (written.rest.empty()) return served_form(sanitize_facets(record.text, record.facets));
+  nlohmann::json facets = written.facets.is_array() ? written.facets : nlohmann::json::array();
+  if (written.rest_facets.is_array()) {
+    for (const auto& facet : written.rest_facets) facets.push_back(facet);
+  }
+  return served_form(sanitize_facets(record.text, facets));
 }
 
 nlohmann::json sanitize_facets(std::string_view text, const nlohmann::json& facets,
@@ -442,6 +537,7 @@ std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& j
 }
 
 std::string to_json_text(const NodeRecord& record) {
+  const WrittenText written = written_text(record.text, record.facets);
   // Keys in the order nlohmann::json (a std::map) writes them.
   std::string out = "{\"$type\":\"app.bulleted.node\"";
   const auto size = [](const std::optional<std::string>& text) { return text ? text->size() : 0; };
@@ -457,9 +553,9 @@ std::string to_json_text(const NodeRecord& record) {
     out += ",\"display\":";
     append_json_string(out, *record.display);
   }
-  if (record.facets.is_array()) {
+  if (written.facets.is_array()) {
     out += ",\"facets\":";
-    out += record.facets.dump();
+    out += written.facets.dump();
   }
   if (record.layout) {
     out += ",\"layout\":";
@@ -478,13 +574,24 @@ std::string to_json_text(const NodeRecord& record) {
     append_json_string(out, *record.sort_key);
   }
   out += ",\"text\":";
-  append_json_string(out, record.text);
+  append_json_string(out, written.text);
+  if (!written.rest.empty()) {
+    out += ",\"textRest\":";
+    append_json_string(out, written.rest);
+  }
+  if (written.rest_facets.is_array()) {
+    out += ",\"textRestFacets\":";
+    out += written.rest_facets.dump();
+  }
   out += '}';
   return out;
 }
 
 nlohmann::json to_json(const NodeRecord& record) {
-  nlohmann::json json = {{"$type", kNodeCollection}, {"text", record.text}};
+  const WrittenText written = written_text(record.text, record.facets);
+  nlohmann::json json = {{"$type", kNodeCollection}, {"text", written.text}};
+  if (!written.rest.empty()) json[kTextRestField] = written.rest;
+  if (written.rest_facets.is_array()) json[kTextRestFacetsField] = written.rest_facets;
   if (record.note) json["note"] = *record.note;
   if (record.parent) json["parent"] = *record.parent;
   if (record.sort_key) json["sortKey"] = *record.sort_key;
@@ -492,7 +599,7 @@ nlohmann::json to_json(const NodeRecord& record) {
   json["createdAt"] = record.created_at;
   if (record.layout) json["layout"] = *record.layout;
   if (record.display) json["display"] = *record.display;
-  if (record.facets.is_array()) json["facets"] = record.facets;
+  if (written.facets.is_array()) json["facets"] = written.facets;
   return json;
 }
 

@@ -17,11 +17,17 @@
 
 namespace bulleted::schema {
 
+// The most of a text (a bullet's, a note's) the app view reads: a
+// published note holds up to 100,000 bytes and 20,000 graphemes.
 inline constexpr std::size_t kMaxTextBytes = 100'000;
-inline constexpr std::size_t kMaxTextGraphemes = 10'000;
+inline constexpr std::size_t kMaxTextGraphemes = 20'000;
 // The effective sort key of a record without a canonical sortKey: '~' sorts
 // after every base-62 digit.
 inline constexpr std::string_view kInvalidSortKey = "~";
+// Where a record this app view writes keeps what of its text passes the
+// published limits (written_text below).
+inline constexpr std::string_view kTextRestField = "textRest";
+inline constexpr std::string_view kTextRestFacetsField = "textRestFacets";
 
 // Formatting features. WorkFlowy's inline styles are features of the
 // project's own lexicon (app.bulleted.format: #bold, #italic, #underline,
@@ -95,6 +101,8 @@ class RecordFields {
   virtual RecordField get(std::string_view name) const = 0;
   // The facets array in its JSON form; called only when "facets" is an array.
   virtual nlohmann::json facets_json() const = 0;
+  // The same of "textRestFacets" (kTextRestFacetsField).
+  virtual nlohmann::json rest_facets_json() const = 0;
 };
 
 // A record's JSON form (from clients, the index's own column) as the
@@ -120,6 +128,7 @@ class JsonRecordFields final : public RecordFields {
     }
   }
   nlohmann::json facets_json() const override { return json_.at("facets"); }
+  nlohmann::json rest_facets_json() const override { return json_.at(kTextRestFacetsField); }
 
  private:
   const nlohmann::json& json_;
@@ -171,6 +180,29 @@ inline constexpr std::size_t kWrittenNoteGraphemes = 20'000;
 // Why a value a writer is about to write as `field` ("text" or "note")
 // breaks those limits, or none.
 std::optional<std::string> written_field_error(std::string_view field, std::string_view text);
+// A text past those limits loses nothing (an imported bullet of years of
+// notes): a record this app view writes carries the first part within them
+// as `text` and the rest as `textRest`, and the facets that reach past the
+// first part in `textRestFacets` (byte ranges of the whole text). Readers of
+// the published lexicon see the first part; this app view reads the whole
+// text back (and serves, searches and exports it).
+struct WrittenText {
+  std::string_view text;       // within the limits
+  std::string_view rest;       // empty when the whole text fits
+  nlohmann::json facets;       // those within `text`; null when none
+  nlohmann::json rest_facets;  // the others; null when none
+};
+// Where `text` is cut: its longest prefix of at most `max_bytes` bytes and
+// `max_graphemes` graphemes, at a grapheme boundary; its facets each go
+// with the part they end in.
+WrittenText written_text(std::string_view text, const nlohmann::json& facets,
+                         std::size_t max_bytes = kWrittenTextBytes,
+                         std::size_t max_graphemes = kWrittenTextGraphemes);
+// The whole text and facets of a record read: `text` and `textRest`, the
+// facets and `textRestFacets`; the reason when the whole text breaks the
+// reading limits (text_field_error).
+std::optional<std::string> read_whole_text(const RecordFields& fields, std::string_view text,
+                                           std::string& whole, nlohmann::json& facets);
 // A record without text: what parse_node_record and the writers say.
 inline constexpr std::string_view kTextRequired = "text is required";
 std::expected<NodeRecord, std::string> parse_node_record(const nlohmann::json& json);

@@ -27,6 +27,16 @@ std::int64_t now_ms() {
 
 using nlohmann::json;
 constexpr std::size_t kMaxJobErrors = 20;
+
+// The first few characters of a text, for a job's report (never cutting
+// a character in two).
+std::string excerpt(const std::string& text) {
+  std::size_t end = std::min<std::size_t>(text.size(), 40);
+  while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return text.substr(0, end) + (end < text.size() ? "\u2026" : "");
+}
 constexpr std::chrono::seconds kRetryAfterFailure{30};
 
 std::string new_job_id() { return random_id("imp_", 12); }
@@ -90,6 +100,18 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
         errors.push_back(created_at + " node " + std::to_string(i + 1) + ": " + problem);
       }
     }
+    // A text past the published record's limits loses nothing: the record
+    // carries the rest beside it (schema::written_text), and the job says so.
+    // (A note's published limits are the most of a note this app view reads:
+    // one past them is refused below, with the node's number.)
+    auto kept_whole = [&](const char* field, const std::string& value) {
+      auto reason = schema::written_field_error(field, value);
+      if (!reason || ++facet_problems > kMaxJobErrors) return;
+      errors.push_back(created_at + " node " + std::to_string(i + 1) + " (\"" + excerpt(node.text) +
+                       "\"): " + *reason +
+                       ": the rest is kept in the record (textRest), and export gives it back");
+    };
+    kept_whole("text", node.text);
     record.created_at = created_at;
     record.parent = node.parent < 0
                         ? root_uri
@@ -100,7 +122,7 @@ Result<schema::ImportJobRow> plan_import(schema::Store& store, GroupLocks& locks
     auto json = schema::to_json(record);
     if (auto checked = schema::parse_node_record(json); !checked) {
       return fail(ErrorCode::kInvalidRequest, "node " + std::to_string(i + 1) + " (\"" +
-                                                  node.text.substr(0, 40) +
+                                                  excerpt(node.text) +
                                                   "\") cannot be a record: " + checked.error());
     }
     plan.push_back({rkeys[i], json.dump()});

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, harnessRequire, here, listRecords, openEventStream, sleep,
+  Runner, Xrpc, appviewClient, assert, assertEqual, freePort, harnessRequire, here, listRecords, openEventStream, publishedLexicons, sleep,
   startAppview, startPds, stopProcess, waitFor, waitForConnection,
 } from './lib.mjs';
 
@@ -345,6 +345,27 @@ try {
     const records = await listRecords(xrpc, alice.did);
     assert(!records.some((r) => r.value.text === 'big subtree' || /^bulk /.test(r.value.text)), 'gone from the PDS');
     assert(!(await shownTree(alice.did)).some((n) => /^bulk /.test(n.text)), 'gone from the index');
+  });
+
+  await runner.test('an imported bullet past the published limits is written valid and exported whole', async () => {
+    const long = Array.from({ length: 2500 }, (_, i) => `word${i % 10}`).join(' ');
+    const started = await call('importOutline', { repo: alice.did, format: 'text', content: `- ${long}\n- short after it\n` },
+      { as: aliceToken });
+    assertEqual(started.status, 200, `importOutline: ${JSON.stringify(started.json)}`);
+    const job = await waitFor('the import done', async () => {
+      const j = (await query('getImportJob', { id: started.json.jobId })).json;
+      return j.state === 'done' && j;
+    }, 60000);
+    assert(job.errors.some((e) => e.includes('text is longer than 10000 bytes') && e.includes('textRest')),
+      `the report names it: ${JSON.stringify(job.errors)}`);
+    const [first] = await children(alice.did, started.json.rootRkey);
+    assertEqual(first.text, long, 'the index serves it whole');
+    const written = (await listRecords(xrpc, alice.did)).find((r) => rkeyOf(r.uri) === first.rkey);
+    publishedLexicons().assertValidRecord('app.bulleted.node', written.value);
+    assertEqual(written.value.text + written.value.textRest, long, 'the record: the first part, and the rest beside it');
+    const exported = await (await fetch(`${base}/xrpc/app.bulleted.exportOutline?repo=${alice.did}` +
+      `&root=${started.json.rootRkey}&format=text`)).text();
+    assert(exported.includes(`- ${long}\n`), 'export gives it back whole');
   });
 
   await runner.test('deleteSession ends a session', async () => {

@@ -10,6 +10,7 @@
 #include "appview/outline/from_index.hpp"
 #include "appview/outline/outline.hpp"
 #include "ordering/order_key.hpp"
+#include "schema/note_record.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/store_internals.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -430,6 +431,49 @@ TEST_F(ImportJobTest, ARecordOverTheLimitsRefusesThePlanAndWritesNothing) {
   EXPECT_NE(job.error().message.find("node 2"), std::string::npos) << job.error().message;
   EXPECT_TRUE(store_->import_jobs().unfinished()->empty());
   EXPECT_EQ(*store_->read().node_count(), 0);
+}
+
+TEST_F(ImportJobTest, ATextPastThePublishedLimitsLosesNothingAndTheReportNamesIt) {
+  // Years of notes in one bullet: 18,000 bytes (bold at its start and at its
+  // end), with a note.
+  std::string text;
+  for (int i = 0; i < 2'000; ++i) text += "word " + std::to_string(i % 10) + "...";
+  const std::string note = "the note";
+  Outline tree;
+  tree.nodes.push_back({.parent = -1, .text = "short"});
+  tree.nodes.push_back({.parent = -1, .text = text, .note = note});
+  const std::size_t size = text.size();
+  tree.nodes[1].facets = json::array({{{"index", {{"byteStart", 0}, {"byteEnd", 4}}},
+                                       {"features", {{{"$type", "app.bulleted.format#bold"}}}}},
+                                      {{"index", {{"byteStart", size - 4}, {"byteEnd", size}}},
+                                       {"features", {{{"$type", "app.bulleted.format#bold"}}}}}});
+  const auto job = plan(tree);
+  const json errors = json::parse(job.errors_json);
+  ASSERT_EQ(errors.size(), 1u) << errors.dump() << ": the long one alone is named";
+  const std::string said = errors[0];
+  EXPECT_NE(said.find("node 2 (\"word 0...word 1"), std::string::npos) << said;
+  EXPECT_NE(said.find("text is longer than 10000 bytes"), std::string::npos) << said;
+  EXPECT_NE(said.find("textRest"), std::string::npos) << said;
+  run(job.id);
+  // Every record written is within the published limits; the index and the
+  // export have the whole text, with its formatting, and the whole note.
+  auto top = store_->read().children({.did = kDid, .parent_rkey = job.root_rkey});
+  ASSERT_TRUE(top.has_value());
+  ASSERT_EQ(top->nodes.size(), 2u);
+  auto row = store_->read().node(kDid, top->nodes[1].rkey);
+  ASSERT_TRUE(row.has_value());
+  const json record = json::parse(row->record_json);
+  EXPECT_FALSE(schema::written_field_error("text", record["text"].get<std::string>()).has_value());
+  EXPECT_EQ(record["text"].get<std::string>() + record["textRest"].get<std::string>(), text);
+  EXPECT_EQ(row->text, text);
+  auto note_record = store_->read().note_record(kDid, top->nodes[1].rkey);
+  ASSERT_TRUE(note_record.has_value() && note_record->has_value());
+  EXPECT_EQ((*note_record)->text, note);
+  const Outline back = exported(job.root_rkey);
+  ASSERT_EQ(back.nodes.size(), 3u);
+  EXPECT_EQ(back.nodes[2].text, text);
+  EXPECT_EQ(back.nodes[2].note, note);
+  EXPECT_EQ(back.nodes[2].facets, tree.nodes[1].facets);
 }
 
 TEST_F(ImportJobTest, UnderAMissingParentNothingIsPlanned) {

@@ -111,6 +111,45 @@ TEST(RecordBlock, GeneratedRecordsWithFacetsAndTextBeyondAsciiToo) {
   EXPECT_GE(with_facets, 50) << "facets kept by the check are among them";
 }
 
+TEST(RecordBlock, ATextPastThePublishedLimitsIsWrittenInTwoPartsAndReadBackWhole) {
+  // Past the graphemes (3,000 of "é" as e + combining acute: 9,000 bytes)
+  // and past the bytes (12,000 of "x"), each with a facet on either side
+  // of the cut and one across it.
+  for (const std::string& unit : {std::string("e\xCC\x81"), std::string("x")}) {
+    schema::NodeRecord record;
+    for (int i = 0; i < (unit == "x" ? 12'000 : 3'000); ++i) record.text += unit;
+    record.created_at = "2026-12-04T10:00:00.000Z";
+    auto facet = [&](std::size_t from, std::size_t to) {
+      return nlohmann::json{{"index", {{"byteStart", from}, {"byteEnd", to}}},
+                            {"features", {{{"$type", "app.bulleted.format#bold"}}}}};
+    };
+    const std::size_t size = record.text.size();
+    record.facets = schema::sanitize_facets(
+        record.text,
+        nlohmann::json::array({facet(0, 3), facet(5'997, 6'003), facet(size - 3, size)}));
+    ASSERT_EQ(record.facets.size(), 3u);
+    const auto json = schema::to_json(record);
+    const std::string head = json["text"];
+    EXPECT_LE(head.size(), schema::kWrittenTextBytes);
+    EXPECT_LE(schema::count_graphemes(head), schema::kWrittenTextGraphemes);
+    EXPECT_FALSE(schema::written_field_error("text", head).has_value());
+    EXPECT_EQ(head + json["textRest"].get<std::string>(), record.text) << "cut, nothing lost";
+    EXPECT_EQ(head.size() % unit.size(), 0u) << "at a grapheme boundary";
+    EXPECT_EQ(json["facets"].size() + json["textRestFacets"].size(), 3u);
+    expect_same_block(record, "a text of " + std::to_string(size) + " bytes");
+    auto back = parse_record_block(*encode_record_block(record));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->text, record.text);
+    EXPECT_EQ(back->facets.size(), 3u);
+    auto from_index =
+        schema::parse_node_record(nlohmann::json::parse(schema::to_json_text(record)));
+    ASSERT_TRUE(from_index.has_value());
+    EXPECT_EQ(from_index->text, record.text);
+    EXPECT_EQ(schema::served_facets(record),
+              schema::served_facets(record.text, schema::to_json_text(record)));
+  }
+}
+
 TEST(RecordBlock, AnEmptyRecordKeepsItsThreeRequiredFields) {
   schema::NodeRecord record;
   record.created_at = "2026-12-04T10:00:00.000Z";
