@@ -8,11 +8,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 steps=()
-step() {  # step NAME COMMAND...: runs it, noting its time
-  local name=$1 started=$SECONDS
+step() {  # step NAME COMMAND...: runs it, noting its time (and exit status)
+  local name=$1 started=$SECONDS status=0
   shift
-  "$@"
-  steps+=("$(printf '%-22s %5d s' "$name" $((SECONDS - started)))")
+  "$@" || status=$?
+  steps+=("$(printf '%-22s %5d s%s' "$name" $((SECONDS - started)) \
+    "$([ "$status" = 0 ] || echo " (exit $status)")")")
+  return "$status"
 }
 summary() {
   echo "--- test command steps (${SECONDS} s in all)"
