@@ -378,7 +378,7 @@ try {
     second.on('request', (r) => seen.push(`asked ${r.url().replace(base, '')}`));
     second.on('console', (m) => seen.push(`console ${m.text()}`));
     const inSecond = (what, check) => waitFor(what, check, 15000).catch((err) => {
-      err.message += `\nthe second page saw, last first:\n  ${seen.slice(-25).reverse().join('\n  ')}`;
+      err.message += `\nthe second page saw, last first:\n  ${seen.slice(-150).reverse().join('\n  ')}`;
       throw err;
     });
     await second.goto(`${base}/#/${did}`);
