@@ -40,7 +40,7 @@ FILE_ORDER = {
         ["error", "enum_names"],
         ["syntax"],
         ["datetime", "base64", "json_text", "import_state"],
-        ["node_record"],
+        ["node_record", "record_text"],
         ["note_record", "outline_record"],
         ["search_query"],
         ["search_match"],
