@@ -58,7 +58,7 @@ FILE_ORDER = {
          "reader_ancestors", "reader_search", "reader_outline"],
         ["side_tables"],
         ["store_records"],
-        ["store", "store_files"],
+        ["store", "store_files", "store_repos"],
         ["store_check", "store_internals"],
     ],
     "firehose": [
